@@ -1,0 +1,21 @@
+//! Views, one per file. They render data from `model` and strings from `i18n`; they never
+//! render model output, titles, snippets or URLs as HTML.
+
+pub mod composer;
+pub mod conversation;
+pub mod settings;
+pub mod workspace;
+
+use leptos::prelude::use_context;
+
+use crate::i18n::{Lang, Texts};
+
+/// The UI language of the current page (zh-CN unless the app provided another).
+pub fn use_lang() -> Lang {
+    use_context::<Lang>().unwrap_or_default()
+}
+
+/// The strings of the current UI language.
+pub fn use_texts() -> &'static Texts {
+    use_lang().texts()
+}

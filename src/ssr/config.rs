@@ -1,0 +1,489 @@
+//! Typed configuration, read once at startup from the environment and an optional `.env`.
+//!
+//! Raw strings go in, checked values come out. As seed 003 (搜索配置) asks, a value that does
+//! not parse or is out of range never stops the app: it is replaced by its default and a
+//! [`ConfigWarning`] names the variable, the rejected value, what is accepted and the default
+//! used. Nothing else in the crate reads the environment. Secrets live in [`Secret`], whose
+//! `Debug` and `Display` print `***`, so logging the whole config is safe.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use url::Url;
+
+/// A value that must never reach a log line, an error message or `Debug` output.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Secret {
+        Secret(value.into())
+    }
+
+    /// The secret itself, for the one place that needs it (an `Authorization` header).
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// The language sent to SearXNG.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SearchLanguage {
+    /// zh-CN for questions with Han characters, otherwise SearXNG's own `auto`.
+    Auto,
+    /// A fixed SearXNG language code such as `en`, `en-US`, `zh-CN` or `all`.
+    Fixed(String),
+}
+
+impl fmt::Display for SearchLanguage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SearchLanguage::Auto => f.write_str("auto"),
+            SearchLanguage::Fixed(code) => f.write_str(code),
+        }
+    }
+}
+
+/// Where the OpenAI-compatible model lives. Absent when nothing is configured: cited then
+/// answers with the offline extractive answerer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LlmConfig {
+    pub base_url: Url,
+    /// Optional: Ollama, llama.cpp server and vLLM need no key.
+    pub api_key: Option<Secret>,
+    pub model: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    pub addr: SocketAddr,
+    pub searxng_url: Url,
+    pub search_results: usize,
+    pub search_timeout: Duration,
+    pub search_language: SearchLanguage,
+    pub snippet_chars: usize,
+    pub llm: Option<LlmConfig>,
+    /// A `tracing_subscriber::EnvFilter` directive string, already checked.
+    pub log: String,
+    pub max_question_chars: usize,
+    pub session_idle: Duration,
+    /// The folder holding `pkg/cited.js`, `pkg/cited.wasm`, `pkg/cited.css` and `public/`'s files.
+    pub site_root: PathBuf,
+}
+
+/// A rejected value, replaced by its default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigWarning {
+    pub var: &'static str,
+    pub value: String,
+    pub accepts: &'static str,
+    pub default: String,
+}
+
+impl fmt::Display for ConfigWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}={:?} is invalid (accepts {}); using the default {}",
+            self.var, self.value, self.accepts, self.default
+        )
+    }
+}
+
+pub const DEFAULT_ADDR: &str = "127.0.0.1:3000";
+pub const DEFAULT_SEARXNG_URL: &str = "http://localhost:8080";
+pub const DEFAULT_LOG: &str = "cited=info,tower_http=info";
+pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+
+impl Config {
+    /// Reads the process environment, with `.env` in the working directory as a fallback
+    /// for variables the environment does not set.
+    pub fn from_env() -> (Config, Vec<ConfigWarning>) {
+        let dotenv: Vec<(String, String)> = dotenvy::from_path_iter(".env")
+            .map(|iter| iter.filter_map(Result::ok).collect())
+            .unwrap_or_default();
+        Config::from_vars(|name| {
+            std::env::var(name).ok().or_else(|| {
+                dotenv
+                    .iter()
+                    .find(|(key, _)| key == name)
+                    .map(|(_, value)| value.clone())
+            })
+        })
+    }
+
+    /// Builds the configuration from a variable lookup, so tests never touch the process env.
+    pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> (Config, Vec<ConfigWarning>) {
+        let mut reader = Reader {
+            get: &|name| get(name).filter(|value| !value.trim().is_empty()),
+            warnings: Vec::new(),
+        };
+        let addr = reader.parse(
+            "CITED_ADDR",
+            "a socket address such as 127.0.0.1:3000",
+            DEFAULT_ADDR,
+            |raw| raw.trim().parse::<SocketAddr>().ok(),
+        );
+        let searxng_url = reader.parse(
+            "CITED_SEARXNG_URL",
+            "an http(s) URL such as http://localhost:8080",
+            DEFAULT_SEARXNG_URL,
+            parse_http_url,
+        );
+        let search_results = reader.parse(
+            "CITED_SEARCH_RESULTS",
+            "a whole number from 1 to 20",
+            "5",
+            |raw| parse_in_range(raw, 1, 20),
+        );
+        let search_timeout = reader.parse(
+            "CITED_SEARCH_TIMEOUT_SECS",
+            "a whole number of seconds from 1 to 120",
+            "5",
+            |raw| parse_in_range(raw, 1, 120).map(|secs| Duration::from_secs(secs as u64)),
+        );
+        let search_language = reader.parse(
+            "CITED_SEARCH_LANGUAGE",
+            "auto, all, or a language code such as en, en-US or zh-CN",
+            "auto",
+            parse_language,
+        );
+        let snippet_chars = reader.parse(
+            "CITED_SNIPPET_CHARS",
+            "a whole number from 20 to 2000",
+            "200",
+            |raw| parse_in_range(raw, 20, 2000),
+        );
+        let log = reader.parse(
+            "CITED_LOG",
+            "a tracing filter such as info or cited=debug,tower_http=info",
+            DEFAULT_LOG,
+            |raw| {
+                tracing_subscriber::EnvFilter::try_new(raw.trim())
+                    .ok()
+                    .map(|_| raw.trim().to_string())
+            },
+        );
+        let max_question_chars = reader.parse(
+            "CITED_MAX_QUESTION_CHARS",
+            "a whole number from 100 to 100000",
+            "8000",
+            |raw| parse_in_range(raw, 100, 100_000),
+        );
+        let session_idle = reader.parse(
+            "CITED_SESSION_IDLE_MINS",
+            "a whole number of minutes from 1 to 43200",
+            "1440",
+            |raw| parse_in_range(raw, 1, 43_200).map(|mins| Duration::from_secs(mins as u64 * 60)),
+        );
+        let site_root = reader.parse(
+            "CITED_SITE_ROOT",
+            "a folder path",
+            "target/site",
+            |raw| Some(PathBuf::from(raw.trim())),
+        );
+        let llm = reader.llm();
+        let config = Config {
+            addr,
+            searxng_url,
+            search_results,
+            search_timeout,
+            search_language,
+            snippet_chars,
+            llm,
+            log,
+            max_question_chars,
+            session_idle,
+            site_root,
+        };
+        (config, reader.warnings)
+    }
+}
+
+impl fmt::Display for Config {
+    /// The effective configuration, one `NAME=value` per line, secrets redacted.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "CITED_ADDR={}", self.addr)?;
+        writeln!(f, "CITED_SEARXNG_URL={}", self.searxng_url)?;
+        writeln!(f, "CITED_SEARCH_RESULTS={}", self.search_results)?;
+        writeln!(f, "CITED_SEARCH_TIMEOUT_SECS={}", self.search_timeout.as_secs())?;
+        writeln!(f, "CITED_SEARCH_LANGUAGE={}", self.search_language)?;
+        writeln!(f, "CITED_SNIPPET_CHARS={}", self.snippet_chars)?;
+        match &self.llm {
+            Some(llm) => {
+                writeln!(f, "CITED_LLM_BASE_URL={}", llm.base_url)?;
+                let key = if llm.api_key.is_some() { "*** (set)" } else { "(none)" };
+                writeln!(f, "CITED_LLM_API_KEY={key}")?;
+                writeln!(f, "CITED_LLM_MODEL={}", llm.model)?;
+            }
+            None => writeln!(f, "CITED_LLM_BASE_URL=(none: offline extractive answers)")?,
+        }
+        writeln!(f, "CITED_LOG={}", self.log)?;
+        writeln!(f, "CITED_MAX_QUESTION_CHARS={}", self.max_question_chars)?;
+        writeln!(f, "CITED_SESSION_IDLE_MINS={}", self.session_idle.as_secs() / 60)?;
+        write!(f, "CITED_SITE_ROOT={}", self.site_root.display())
+    }
+}
+
+struct Reader<'a> {
+    get: &'a dyn Fn(&str) -> Option<String>,
+    warnings: Vec<ConfigWarning>,
+}
+
+impl Reader<'_> {
+    /// Parses `var`, or the default when it is unset or rejected (with a warning).
+    fn parse<T>(
+        &mut self,
+        var: &'static str,
+        accepts: &'static str,
+        default: &str,
+        parse: impl Fn(&str) -> Option<T>,
+    ) -> T {
+        let default_value = || parse(default).expect("every default parses with its own parser");
+        match (self.get)(var) {
+            None => default_value(),
+            Some(raw) => match parse(&raw) {
+                Some(value) => value,
+                None => {
+                    self.warnings.push(ConfigWarning {
+                        var,
+                        value: raw,
+                        accepts,
+                        default: default.to_string(),
+                    });
+                    default_value()
+                }
+            },
+        }
+    }
+
+    /// The model endpoint: CITED_LLM_* first, then OPENAI_BASE_URL / OPENAI_API_KEY. With no
+    /// base URL and no key there is no model.
+    fn llm(&mut self) -> Option<LlmConfig> {
+        let key_var = if (self.get)("CITED_LLM_API_KEY").is_some() {
+            "CITED_LLM_API_KEY"
+        } else {
+            "OPENAI_API_KEY"
+        };
+        let api_key = (self.get)(key_var).map(|key| Secret::new(key.trim()));
+        let base_var = if (self.get)("CITED_LLM_BASE_URL").is_some() {
+            "CITED_LLM_BASE_URL"
+        } else {
+            "OPENAI_BASE_URL"
+        };
+        let base_url = match (self.get)(base_var) {
+            Some(raw) => match parse_http_url(&raw) {
+                Some(url) => Some(url),
+                None => {
+                    let fallback = if api_key.is_some() {
+                        DEFAULT_OPENAI_BASE_URL.to_string()
+                    } else {
+                        "(none: offline extractive answers)".to_string()
+                    };
+                    self.warnings.push(ConfigWarning {
+                        var: base_var,
+                        value: raw,
+                        accepts: "an http(s) URL such as http://localhost:11434/v1",
+                        default: fallback,
+                    });
+                    None
+                }
+            },
+            None => None,
+        };
+        let base_url = match (base_url, &api_key) {
+            (Some(url), _) => url,
+            (None, Some(_)) => Url::parse(DEFAULT_OPENAI_BASE_URL).expect("literal URL is valid"),
+            (None, None) => return None,
+        };
+        let model = (self.get)("CITED_LLM_MODEL")
+            .map(|model| model.trim().to_string())
+            .unwrap_or_else(|| DEFAULT_MODEL.to_string());
+        Some(LlmConfig {
+            base_url,
+            api_key,
+            model,
+        })
+    }
+}
+
+fn parse_in_range(raw: &str, min: usize, max: usize) -> Option<usize> {
+    raw.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|value| (min..=max).contains(value))
+}
+
+fn parse_http_url(raw: &str) -> Option<Url> {
+    Url::parse(raw.trim())
+        .ok()
+        .filter(|url| matches!(url.scheme(), "http" | "https") && url.host().is_some())
+}
+
+fn parse_language(raw: &str) -> Option<SearchLanguage> {
+    let raw = raw.trim();
+    if raw.eq_ignore_ascii_case("auto") {
+        return Some(SearchLanguage::Auto);
+    }
+    if raw == "all" {
+        return Some(SearchLanguage::Fixed(raw.to_string()));
+    }
+    // SearXNG's own check: ^[a-z]{2,3}(-[a-zA-Z]{2})?$ (anything else answers 400).
+    let (lang, region) = match raw.split_once('-') {
+        Some((lang, region)) => (lang, Some(region)),
+        None => (raw, None),
+    };
+    let lang_ok = (2..=3).contains(&lang.len()) && lang.bytes().all(|b| b.is_ascii_lowercase());
+    let region_ok = region.is_none_or(|r| r.len() == 2 && r.bytes().all(|b| b.is_ascii_alphabetic()));
+    (lang_ok && region_ok).then(|| SearchLanguage::Fixed(raw.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(vars: &[(&str, &str)]) -> (Config, Vec<ConfigWarning>) {
+        Config::from_vars(|name| {
+            vars.iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| value.to_string())
+        })
+    }
+
+    #[test]
+    fn defaults() {
+        let (config, warnings) = load(&[]);
+        assert!(warnings.is_empty());
+        assert_eq!(config.addr.to_string(), "127.0.0.1:3000");
+        assert_eq!(config.searxng_url.as_str(), "http://localhost:8080/");
+        assert_eq!(config.search_results, 5);
+        assert_eq!(config.search_timeout, Duration::from_secs(5));
+        assert_eq!(config.search_language, SearchLanguage::Auto);
+        assert_eq!(config.snippet_chars, 200);
+        assert_eq!(config.llm, None);
+        assert_eq!(config.log, DEFAULT_LOG);
+        assert_eq!(config.max_question_chars, 8000);
+        assert_eq!(config.session_idle, Duration::from_secs(24 * 3600));
+    }
+
+    #[test]
+    fn good_values_are_taken() {
+        let (config, warnings) = load(&[
+            ("CITED_ADDR", "0.0.0.0:8000"),
+            ("CITED_SEARXNG_URL", "https://search.example.org/base"),
+            ("CITED_SEARCH_RESULTS", "20"),
+            ("CITED_SEARCH_TIMEOUT_SECS", " 10 "),
+            ("CITED_SEARCH_LANGUAGE", "en-US"),
+            ("CITED_SNIPPET_CHARS", "300"),
+            ("CITED_LOG", "debug"),
+        ]);
+        assert_eq!(warnings, vec![]);
+        assert_eq!(config.addr.port(), 8000);
+        assert_eq!(config.searxng_url.host_str(), Some("search.example.org"));
+        assert_eq!(config.search_results, 20);
+        assert_eq!(config.search_timeout, Duration::from_secs(10));
+        assert_eq!(config.search_language, SearchLanguage::Fixed("en-US".into()));
+        assert_eq!(config.snippet_chars, 300);
+        assert_eq!(config.log, "debug");
+    }
+
+    /// Each bad value is replaced by its default with a warning naming the variable.
+    #[track_caller]
+    fn check_rejected(var: &'static str, value: &str, default: &str) {
+        let (config, warnings) = load(&[(var, value)]);
+        assert_eq!(warnings.len(), 1, "{var}={value:?}: {warnings:?}");
+        let warning = &warnings[0];
+        assert_eq!(warning.var, var);
+        assert_eq!(warning.value, value);
+        assert_eq!(warning.default, default);
+        let text = warning.to_string();
+        assert!(text.contains(var) && text.contains(value) && text.contains(default), "{text}");
+        // The default really is in effect.
+        assert_eq!(config, load(&[]).0, "{var}={value:?} must leave the defaults");
+    }
+
+    #[test]
+    fn bad_values_fall_back_to_defaults() {
+        check_rejected("CITED_ADDR", "localhost", "127.0.0.1:3000");
+        check_rejected("CITED_ADDR", "127.0.0.1:99999", "127.0.0.1:3000");
+        check_rejected("CITED_SEARXNG_URL", "localhost:8080", "http://localhost:8080");
+        check_rejected("CITED_SEARXNG_URL", "ftp://example.org", "http://localhost:8080");
+        check_rejected("CITED_SEARXNG_URL", "javascript:alert(1)", "http://localhost:8080");
+        check_rejected("CITED_SEARCH_RESULTS", "0", "5");
+        check_rejected("CITED_SEARCH_RESULTS", "21", "5");
+        check_rejected("CITED_SEARCH_RESULTS", "five", "5");
+        check_rejected("CITED_SEARCH_RESULTS", "-3", "5");
+        check_rejected("CITED_SEARCH_TIMEOUT_SECS", "0", "5");
+        check_rejected("CITED_SEARCH_TIMEOUT_SECS", "1.5", "5");
+        check_rejected("CITED_SEARCH_LANGUAGE", "zh_Hans", "auto");
+        check_rejected("CITED_SEARCH_LANGUAGE", "EN", "auto");
+        check_rejected("CITED_SEARCH_LANGUAGE", "en-USA", "auto");
+        check_rejected("CITED_SNIPPET_CHARS", "5", "200");
+        check_rejected("CITED_SNIPPET_CHARS", "2001", "200");
+        check_rejected("CITED_LOG", "cited=loud", DEFAULT_LOG);
+        check_rejected("CITED_MAX_QUESTION_CHARS", "10", "8000");
+        check_rejected("CITED_SESSION_IDLE_MINS", "0", "1440");
+    }
+
+    #[test]
+    fn empty_values_count_as_unset() {
+        let (config, warnings) = load(&[("CITED_SEARCH_RESULTS", "  "), ("CITED_LLM_API_KEY", "")]);
+        assert!(warnings.is_empty());
+        assert_eq!(config.search_results, 5);
+        assert_eq!(config.llm, None);
+    }
+
+    #[test]
+    fn llm_falls_back_to_openai_variables() {
+        let (config, _) = load(&[("OPENAI_API_KEY", "sk-test-123")]);
+        let llm = config.llm.expect("a key alone configures OpenAI");
+        assert_eq!(llm.base_url.as_str(), "https://api.openai.com/v1");
+        assert_eq!(llm.api_key, Some(Secret::new("sk-test-123")));
+        assert_eq!(llm.model, DEFAULT_MODEL);
+
+        let (config, _) = load(&[
+            ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+            ("CITED_LLM_BASE_URL", "http://localhost:11434/v1"),
+            ("CITED_LLM_MODEL", "qwen2.5:7b"),
+        ]);
+        let llm = config.llm.expect("a base URL alone configures a keyless server");
+        assert_eq!(llm.base_url.as_str(), "http://localhost:11434/v1");
+        assert_eq!(llm.api_key, None);
+        assert_eq!(llm.model, "qwen2.5:7b");
+    }
+
+    #[test]
+    fn bad_llm_url_warns_and_keeps_the_key() {
+        let (config, warnings) = load(&[
+            ("CITED_LLM_BASE_URL", "not a url"),
+            ("CITED_LLM_API_KEY", "sk-secret"),
+        ]);
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(warnings[0].var, "CITED_LLM_BASE_URL");
+        let llm = config.llm.expect("the key still configures OpenAI");
+        assert_eq!(llm.base_url.as_str(), "https://api.openai.com/v1");
+    }
+
+    #[test]
+    fn secrets_never_print() {
+        let (config, _) = load(&[("CITED_LLM_API_KEY", "sk-very-secret")]);
+        let shown = format!("{config}\n{config:?}");
+        assert!(!shown.contains("sk-very-secret"), "{shown}");
+        assert!(shown.contains("CITED_LLM_API_KEY=*** (set)"), "{shown}");
+    }
+}

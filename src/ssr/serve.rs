@@ -1,0 +1,117 @@
+//! The HTTP server: routes, middleware and graceful shutdown.
+//!
+//! `run` takes a listener that is already bound and a shutdown future, so tests start the
+//! real server on `127.0.0.1:0` and `main` passes SIGINT/SIGTERM.
+
+use std::future::Future;
+use std::time::Duration;
+
+use axum::extract::MatchedPath;
+use axum::http::{Request, StatusCode};
+use axum::routing::get;
+use axum::{middleware, Router};
+use leptos_axum::{generate_route_list, LeptosRoutes};
+use tokio::net::TcpListener;
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+
+use crate::app::{shell, App};
+use crate::ssr::session;
+use crate::ssr::state::AppState;
+
+/// How long a handler may take to produce response headers. Streamed bodies (answers) are
+/// not cut by it: they end on their own deadlines.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How often idle sessions are swept.
+const SWEEP_EVERY: Duration = Duration::from_secs(60);
+
+pub fn router(state: AppState) -> Router {
+    let routes = generate_route_list(App);
+    let options = state.leptos_options.clone();
+    Router::new()
+        .route("/healthz", get(healthz))
+        .leptos_routes_with_context(&state, routes, || (), {
+            let options = options.clone();
+            move || shell(options.clone())
+        })
+        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .layer(middleware::from_fn_with_state(state.clone(), session::attach))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            REQUEST_TIMEOUT,
+        ))
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
+                let route = request
+                    .extensions()
+                    .get::<MatchedPath>()
+                    .map(MatchedPath::as_str)
+                    .unwrap_or("-");
+                tracing::info_span!(
+                    "request",
+                    method = %request.method(),
+                    path = %request.uri().path(),
+                    route,
+                )
+            }),
+        )
+        .with_state(state)
+}
+
+async fn healthz() -> &'static str {
+    "ok"
+}
+
+/// Serves until `shutdown` resolves, then lets in-flight requests finish.
+pub async fn run(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let sessions = state.sessions.clone();
+    let sweeper = tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(SWEEP_EVERY);
+        loop {
+            ticks.tick().await;
+            let dropped = sessions.sweep(std::time::Instant::now());
+            if dropped > 0 {
+                tracing::debug!(dropped, "expired idle sessions");
+            }
+        }
+    });
+    let result = axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await;
+    sweeper.abort();
+    result
+}
+
+/// Resolves on SIGINT (ctrl-c) or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::error!(%error, "cannot listen for ctrl-c");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                tracing::error!(%error, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down");
+}

@@ -1,0 +1,262 @@
+//! Per-browser sessions, held on the server.
+//!
+//! The browser holds only a random 128-bit id in an HttpOnly, SameSite=Lax cookie; everything
+//! else (mode, search switch, and later the citation registry, search cache and history) stays
+//! here, so one session can never read another's state. Ids are always minted by the server:
+//! an unknown or malformed id from a browser starts a fresh session (no session fixation).
+//! Sessions idle longer than `CITED_SESSION_IDLE_MINS` are forgotten.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use axum::extract::{Request, State};
+use axum::http::header::{COOKIE, SET_COOKIE};
+use axum::http::HeaderValue;
+use axum::middleware::Next;
+use axum::response::Response;
+
+use crate::model::Settings;
+use crate::ssr::state::AppState;
+
+pub const COOKIE_NAME: &str = "cited_session";
+
+/// The most sessions kept at once; past it the least recently used one is dropped, so a
+/// flood of cookie-less requests cannot grow memory without bound.
+const MAX_SESSIONS: usize = 10_000;
+
+/// 128 random bits, shown as 32 lowercase hex digits.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SessionId([u8; 16]);
+
+impl SessionId {
+    fn random() -> SessionId {
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes).expect("the operating system provides randomness");
+        SessionId(bytes)
+    }
+
+    fn parse(raw: &str) -> Option<SessionId> {
+        if raw.len() != 32 || !raw.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+            return None;
+        }
+        let mut bytes = [0u8; 16];
+        for (idx, byte) in bytes.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(&raw[idx * 2..idx * 2 + 2], 16).ok()?;
+        }
+        Some(SessionId(bytes))
+    }
+}
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.iter().try_for_each(|byte| write!(f, "{byte:02x}"))
+    }
+}
+
+impl fmt::Debug for SessionId {
+    /// Only a prefix: enough to tell sessions apart in logs, useless for hijacking one.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:02x}{:02x}…", self.0[0], self.0[1])
+    }
+}
+
+/// One browser's state.
+pub struct Session {
+    pub id: SessionId,
+    last_seen: Mutex<Instant>,
+    settings: Mutex<Settings>,
+}
+
+impl Session {
+    fn new(id: SessionId, now: Instant) -> Session {
+        Session {
+            id,
+            last_seen: Mutex::new(now),
+            settings: Mutex::new(Settings::default()),
+        }
+    }
+
+    pub fn settings(&self) -> Settings {
+        *lock(&self.settings)
+    }
+
+    pub fn update_settings(&self, update: impl FnOnce(&mut Settings)) -> Settings {
+        let mut settings = lock(&self.settings);
+        update(&mut settings);
+        *settings
+    }
+
+    fn touch(&self, now: Instant) {
+        *lock(&self.last_seen) = now;
+    }
+
+    fn idle_since(&self, now: Instant) -> Duration {
+        now.saturating_duration_since(*lock(&self.last_seen))
+    }
+}
+
+/// A poisoned lock only means another request panicked mid-update of plain data; the data
+/// is still usable, so recover it instead of failing every later request.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// All live sessions.
+pub struct SessionStore {
+    sessions: Mutex<HashMap<SessionId, Arc<Session>>>,
+    idle: Duration,
+}
+
+impl SessionStore {
+    pub fn new(idle: Duration) -> SessionStore {
+        SessionStore {
+            sessions: Mutex::new(HashMap::new()),
+            idle,
+        }
+    }
+
+    /// The session for a cookie value, if it exists and has not expired.
+    pub fn get(&self, raw_id: &str, now: Instant) -> Option<Arc<Session>> {
+        let id = SessionId::parse(raw_id)?;
+        let mut sessions = lock(&self.sessions);
+        let session = sessions.get(&id)?.clone();
+        if session.idle_since(now) > self.idle {
+            sessions.remove(&id);
+            return None;
+        }
+        session.touch(now);
+        Some(session)
+    }
+
+    pub fn create(&self, now: Instant) -> Arc<Session> {
+        let session = Arc::new(Session::new(SessionId::random(), now));
+        let mut sessions = lock(&self.sessions);
+        if sessions.len() >= MAX_SESSIONS {
+            let oldest = sessions
+                .values()
+                .max_by_key(|session| session.idle_since(now))
+                .map(|session| session.id);
+            if let Some(oldest) = oldest {
+                sessions.remove(&oldest);
+            }
+        }
+        sessions.insert(session.id, session.clone());
+        session
+    }
+
+    /// Forgets sessions idle for longer than the limit; returns how many were dropped.
+    pub fn sweep(&self, now: Instant) -> usize {
+        let mut sessions = lock(&self.sessions);
+        let before = sessions.len();
+        sessions.retain(|_, session| session.idle_since(now) <= self.idle);
+        before - sessions.len()
+    }
+
+    pub fn len(&self) -> usize {
+        lock(&self.sessions).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Request extension carrying the caller's session to pages and server functions.
+#[derive(Clone)]
+pub struct CurrentSession(pub Arc<Session>);
+
+/// Middleware: finds or creates the session and hands it to the handler. Static files and
+/// `/healthz` pass through without one.
+pub async fn attach(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let path = request.uri().path();
+    if path.starts_with("/pkg/") || path == "/healthz" || path == "/favicon.ico" {
+        return next.run(request).await;
+    }
+    let now = Instant::now();
+    let existing = request
+        .headers()
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .filter(|(name, _)| *name == COOKIE_NAME)
+        .find_map(|(_, value)| state.sessions.get(value, now));
+    let (session, created) = match existing {
+        Some(session) => (session, false),
+        None => (state.sessions.create(now), true),
+    };
+    if created {
+        tracing::debug!(session = ?session.id, "new session");
+    }
+    let id = session.id;
+    request.extensions_mut().insert(CurrentSession(session));
+    let mut response = next.run(request).await;
+    if created {
+        let cookie = format!("{COOKIE_NAME}={id}; Path=/; HttpOnly; SameSite=Lax");
+        if let Ok(value) = HeaderValue::from_str(&cookie) {
+            response.headers_mut().append(SET_COOKIE, value);
+        }
+    }
+    response
+}
+
+/// The session of the request being handled, inside a page render or a server function.
+pub fn current() -> Option<Arc<Session>> {
+    let parts = leptos::prelude::use_context::<axum::http::request::Parts>()?;
+    parts
+        .extensions
+        .get::<CurrentSession>()
+        .map(|current| current.0.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_and_reject_junk() {
+        let id = SessionId::random();
+        let shown = id.to_string();
+        assert_eq!(shown.len(), 32);
+        assert_eq!(SessionId::parse(&shown), Some(id));
+        for junk in ["", "abc", &shown.to_uppercase(), &format!("{shown}0"), &"g".repeat(32)] {
+            assert_eq!(SessionId::parse(junk), None, "{junk:?}");
+        }
+        assert_ne!(SessionId::random(), SessionId::random());
+    }
+
+    #[test]
+    fn debug_output_hides_the_id() {
+        let id = SessionId::random();
+        assert!(!format!("{id:?}").contains(&id.to_string()));
+    }
+
+    #[test]
+    fn sessions_expire_when_idle() {
+        let store = SessionStore::new(Duration::from_secs(60));
+        let start = Instant::now();
+        let session = store.create(start);
+        let raw = session.id.to_string();
+        assert!(store.get(&raw, start + Duration::from_secs(30)).is_some());
+        // Touched at 30 s, so still alive at 80 s.
+        assert!(store.get(&raw, start + Duration::from_secs(80)).is_some());
+        assert_eq!(store.sweep(start + Duration::from_secs(100)), 0);
+        assert_eq!(store.sweep(start + Duration::from_secs(200)), 1);
+        assert!(store.get(&raw, start + Duration::from_secs(200)).is_none());
+        assert!(store.is_empty());
+    }
+
+    #[test]
+    fn sessions_do_not_share_settings() {
+        let store = SessionStore::new(Duration::from_secs(60));
+        let now = Instant::now();
+        let first = store.create(now);
+        let second = store.create(now);
+        first.update_settings(|settings| settings.search_enabled = false);
+        assert!(!first.settings().search_enabled);
+        assert!(second.settings().search_enabled);
+    }
+}

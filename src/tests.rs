@@ -1,0 +1,51 @@
+//! Whole-app tests: the real server on 127.0.0.1:0, driven over HTTP with reqwest.
+
+mod server;
+
+use std::net::SocketAddr;
+
+use tokio::sync::oneshot;
+
+use crate::ssr::config::Config;
+use crate::ssr::state::AppState;
+
+/// A running server; dropping it shuts the server down.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    _shutdown: oneshot::Sender<()>,
+}
+
+impl TestServer {
+    pub async fn start(vars: &[(&str, &str)]) -> TestServer {
+        crate::ssr::install_crypto_provider();
+        let (config, warnings) = Config::from_vars(|name| {
+            vars.iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| value.to_string())
+        });
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (shutdown, stopped) = oneshot::channel::<()>();
+        tokio::spawn(crate::ssr::serve::run(listener, AppState::new(config), async move {
+            let _ = stopped.await;
+        }));
+        TestServer {
+            addr,
+            _shutdown: shutdown,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+}
+
+/// A browser-like client with its own cookie jar.
+pub fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}

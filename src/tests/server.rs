@@ -1,0 +1,131 @@
+use reqwest::header::{CONTENT_TYPE, SET_COOKIE};
+
+use super::{browser, TestServer};
+use crate::model::{Mode, Settings};
+
+#[tokio::test]
+async fn healthz_answers() {
+    let server = TestServer::start(&[]).await;
+    let response = reqwest::get(server.url("/healthz")).await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(response.headers().get(SET_COOKIE).is_none(), "health checks make no sessions");
+    assert_eq!(response.text().await.unwrap(), "ok");
+}
+
+#[tokio::test]
+async fn page_is_server_rendered_with_the_ui_contract() {
+    let server = TestServer::start(&[]).await;
+    let response = browser().get(server.url("/")).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let cookie = response.headers().get(SET_COOKIE).unwrap().to_str().unwrap().to_string();
+    assert!(cookie.starts_with("cited_session="), "{cookie}");
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"), "{cookie}");
+    let id = cookie.trim_start_matches("cited_session=").split(';').next().unwrap();
+    assert_eq!(id.len(), 32, "128 random bits as hex: {id}");
+    let html = response.text().await.unwrap();
+    for needle in [
+        r#"aria-label="提问""#,
+        ">发送<",
+        r#"role="radiogroup""#,
+        ">模式<",
+        ">对话<",
+        ">智能体<",
+        ">深度研究<",
+        r#"role="switch""#,
+        "联网搜索",
+        "启用后将使用SearXNG搜索实时信息",
+        r#"aria-label="设置""#,
+        r#"role="status""#,
+        "/pkg/cited.js",
+        "/pkg/cited.wasm",
+        "/pkg/cited.css",
+    ] {
+        assert!(html.contains(needle), "page lacks {needle}:\n{html}");
+    }
+}
+
+async fn update(client: &reqwest::Client, server: &TestServer, form: &[(&str, &str)]) -> Settings {
+    let response = client
+        .post(server.url("/api/update_settings"))
+        .form(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    response.json().await.unwrap()
+}
+
+async fn fetch(client: &reqwest::Client, server: &TestServer) -> Settings {
+    let response = client.post(server.url("/api/get_settings")).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(response.headers()[CONTENT_TYPE].to_str().unwrap().contains("json"));
+    response.json().await.unwrap()
+}
+
+#[tokio::test]
+async fn settings_round_trip_through_server_functions() {
+    let server = TestServer::start(&[]).await;
+    let client = browser();
+    assert_eq!(fetch(&client, &server).await, Settings::default());
+    let saved = update(&client, &server, &[("mode", "agent")]).await;
+    assert_eq!(saved.mode, Mode::Agent);
+    assert!(saved.search_enabled, "unchanged fields stay");
+    let saved = update(&client, &server, &[("search_enabled", "false")]).await;
+    assert_eq!(saved, Settings { mode: Mode::Agent, search_enabled: false });
+    assert_eq!(fetch(&client, &server).await, saved);
+
+    // A reload renders the saved state into the HTML.
+    let html = client.get(server.url("/")).send().await.unwrap().text().await.unwrap();
+    assert!(html.contains(r#"value="agent" checked"#), "{html}");
+    assert!(html.contains("Agent 模式下由 AI 自动决策搜索"), "{html}");
+}
+
+#[tokio::test]
+async fn bad_input_gets_a_clear_error() {
+    let server = TestServer::start(&[]).await;
+    let response = browser()
+        .post(server.url("/api/update_settings"))
+        .form(&[("mode", "turbo")])
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_client_error() || response.status().is_server_error());
+    let body = response.text().await.unwrap();
+    assert!(body.contains("turbo") || body.contains("mode"), "{body}");
+}
+
+#[tokio::test]
+async fn two_cookie_jars_see_separate_sessions() {
+    let server = TestServer::start(&[]).await;
+    let alice = browser();
+    let bob = browser();
+    update(&alice, &server, &[("mode", "research"), ("search_enabled", "false")]).await;
+    update(&bob, &server, &[("mode", "agent")]).await;
+    assert_eq!(
+        fetch(&alice, &server).await,
+        Settings { mode: Mode::Research, search_enabled: false }
+    );
+    assert_eq!(
+        fetch(&bob, &server).await,
+        Settings { mode: Mode::Agent, search_enabled: true }
+    );
+    // No cookie at all: a brand-new session with the defaults.
+    let stranger = reqwest::Client::new();
+    let response = stranger.post(server.url("/api/get_settings")).send().await.unwrap();
+    let settings: Settings = response.json().await.unwrap();
+    assert_eq!(settings, Settings::default());
+}
+
+#[tokio::test]
+async fn forged_session_ids_are_replaced() {
+    let server = TestServer::start(&[]).await;
+    let forged = "0123456789abcdef0123456789abcdef";
+    let response = reqwest::Client::new()
+        .get(server.url("/"))
+        .header("cookie", format!("cited_session={forged}"))
+        .send()
+        .await
+        .unwrap();
+    let cookie = response.headers().get(SET_COOKIE).unwrap().to_str().unwrap();
+    assert!(!cookie.contains(forged), "the server mints its own ids: {cookie}");
+}
