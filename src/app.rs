@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::components::{Route, Router, Routes};
-use leptos_router::StaticSegment;
+use leptos_router::{SsrMode, StaticSegment};
 
 use crate::components::workspace::HomePage;
 use crate::i18n::Lang;
@@ -37,7 +37,9 @@ pub fn App() -> impl IntoView {
         <Title text="cited"/>
         <Router>
             <Routes fallback=|| view! { <p class="not-found">"404"</p> }>
-                <Route path=StaticSegment("") view=HomePage/>
+                // In order: the HTML arrives complete and in place, so the page reads the same
+                // with JavaScript disabled.
+                <Route path=StaticSegment("") view=HomePage ssr=SsrMode::InOrder/>
             </Routes>
         </Router>
     }

@@ -2,14 +2,18 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
 use cited::ssr::config::Config;
 use cited::ssr::serve;
 use cited::ssr::state::AppState;
+use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
 #[derive(Parser)]
-#[command(name = "cited", version, about = "A self-hosted answer engine: every claim links to its source")]
+#[command(
+    name = "cited",
+    version,
+    about = "A self-hosted answer engine: every claim links to its source"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,

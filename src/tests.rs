@@ -27,9 +27,13 @@ impl TestServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (shutdown, stopped) = oneshot::channel::<()>();
-        tokio::spawn(crate::ssr::serve::run(listener, AppState::new(config), async move {
-            let _ = stopped.await;
-        }));
+        tokio::spawn(crate::ssr::serve::run(
+            listener,
+            AppState::new(config),
+            async move {
+                let _ = stopped.await;
+            },
+        ));
         TestServer {
             addr,
             _shutdown: shutdown,

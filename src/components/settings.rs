@@ -21,6 +21,8 @@ pub fn SettingsPanel(settings: RwSignal<Settings>) -> impl IntoView {
     let confirmation = RwSignal::new(String::new());
     // Each confirmation gets a number, so an older timer never clears a newer message.
     let confirmation_seq = StoredValue::new(0u64);
+    // What the last change was about; the action's own input is gone once it resolves.
+    let last_change = StoredValue::new(None::<Mode>);
 
     Effect::new(move |_| {
         let Some(result) = save.value().get() else {
@@ -29,12 +31,10 @@ pub fn SettingsPanel(settings: RwSignal<Settings>) -> impl IntoView {
         let message = match result {
             Ok(saved) => {
                 settings.set(saved);
-                match save.input().get_untracked() {
-                    Some(UpdateSettings {
-                        mode: Some(mode), ..
-                    }) => format!("{} {}", t.mode_confirmed, lang.mode_name(mode)),
-                    _ if saved.search_enabled => t.search_on_confirmed.to_string(),
-                    _ => t.search_off_confirmed.to_string(),
+                match last_change.get_value() {
+                    Some(mode) => format!("{} {}", t.mode_confirmed, lang.mode_name(mode)),
+                    None if saved.search_enabled => t.search_on_confirmed.to_string(),
+                    None => t.search_off_confirmed.to_string(),
                 }
             }
             Err(error) => format!("{}: {error}", t.save_failed),
@@ -54,6 +54,7 @@ pub fn SettingsPanel(settings: RwSignal<Settings>) -> impl IntoView {
 
     let choose_mode = move |mode: Mode| {
         settings.update(|settings| settings.mode = mode);
+        last_change.set_value(Some(mode));
         save.dispatch(UpdateSettings {
             mode: Some(mode),
             search_enabled: None,
@@ -61,6 +62,7 @@ pub fn SettingsPanel(settings: RwSignal<Settings>) -> impl IntoView {
     };
     let toggle_search = move |enabled: bool| {
         settings.update(|settings| settings.search_enabled = enabled);
+        last_change.set_value(None);
         save.dispatch(UpdateSettings {
             mode: None,
             search_enabled: Some(enabled),

@@ -191,12 +191,9 @@ impl Config {
             "1440",
             |raw| parse_in_range(raw, 1, 43_200).map(|mins| Duration::from_secs(mins as u64 * 60)),
         );
-        let site_root = reader.parse(
-            "CITED_SITE_ROOT",
-            "a folder path",
-            "target/site",
-            |raw| Some(PathBuf::from(raw.trim())),
-        );
+        let site_root = reader.parse("CITED_SITE_ROOT", "a folder path", "target/site", |raw| {
+            Some(PathBuf::from(raw.trim()))
+        });
         let llm = reader.llm();
         let config = Config {
             addr,
@@ -221,13 +218,21 @@ impl fmt::Display for Config {
         writeln!(f, "CITED_ADDR={}", self.addr)?;
         writeln!(f, "CITED_SEARXNG_URL={}", self.searxng_url)?;
         writeln!(f, "CITED_SEARCH_RESULTS={}", self.search_results)?;
-        writeln!(f, "CITED_SEARCH_TIMEOUT_SECS={}", self.search_timeout.as_secs())?;
+        writeln!(
+            f,
+            "CITED_SEARCH_TIMEOUT_SECS={}",
+            self.search_timeout.as_secs()
+        )?;
         writeln!(f, "CITED_SEARCH_LANGUAGE={}", self.search_language)?;
         writeln!(f, "CITED_SNIPPET_CHARS={}", self.snippet_chars)?;
         match &self.llm {
             Some(llm) => {
                 writeln!(f, "CITED_LLM_BASE_URL={}", llm.base_url)?;
-                let key = if llm.api_key.is_some() { "*** (set)" } else { "(none)" };
+                let key = if llm.api_key.is_some() {
+                    "*** (set)"
+                } else {
+                    "(none)"
+                };
                 writeln!(f, "CITED_LLM_API_KEY={key}")?;
                 writeln!(f, "CITED_LLM_MODEL={}", llm.model)?;
             }
@@ -235,7 +240,11 @@ impl fmt::Display for Config {
         }
         writeln!(f, "CITED_LOG={}", self.log)?;
         writeln!(f, "CITED_MAX_QUESTION_CHARS={}", self.max_question_chars)?;
-        writeln!(f, "CITED_SESSION_IDLE_MINS={}", self.session_idle.as_secs() / 60)?;
+        writeln!(
+            f,
+            "CITED_SESSION_IDLE_MINS={}",
+            self.session_idle.as_secs() / 60
+        )?;
         write!(f, "CITED_SITE_ROOT={}", self.site_root.display())
     }
 }
@@ -349,7 +358,8 @@ fn parse_language(raw: &str) -> Option<SearchLanguage> {
         None => (raw, None),
     };
     let lang_ok = (2..=3).contains(&lang.len()) && lang.bytes().all(|b| b.is_ascii_lowercase());
-    let region_ok = region.is_none_or(|r| r.len() == 2 && r.bytes().all(|b| b.is_ascii_alphabetic()));
+    let region_ok =
+        region.is_none_or(|r| r.len() == 2 && r.bytes().all(|b| b.is_ascii_alphabetic()));
     (lang_ok && region_ok).then(|| SearchLanguage::Fixed(raw.to_string()))
 }
 
@@ -397,7 +407,10 @@ mod tests {
         assert_eq!(config.searxng_url.host_str(), Some("search.example.org"));
         assert_eq!(config.search_results, 20);
         assert_eq!(config.search_timeout, Duration::from_secs(10));
-        assert_eq!(config.search_language, SearchLanguage::Fixed("en-US".into()));
+        assert_eq!(
+            config.search_language,
+            SearchLanguage::Fixed("en-US".into())
+        );
         assert_eq!(config.snippet_chars, 300);
         assert_eq!(config.log, "debug");
     }
@@ -412,18 +425,37 @@ mod tests {
         assert_eq!(warning.value, value);
         assert_eq!(warning.default, default);
         let text = warning.to_string();
-        assert!(text.contains(var) && text.contains(value) && text.contains(default), "{text}");
+        assert!(
+            text.contains(var) && text.contains(value) && text.contains(default),
+            "{text}"
+        );
         // The default really is in effect.
-        assert_eq!(config, load(&[]).0, "{var}={value:?} must leave the defaults");
+        assert_eq!(
+            config,
+            load(&[]).0,
+            "{var}={value:?} must leave the defaults"
+        );
     }
 
     #[test]
     fn bad_values_fall_back_to_defaults() {
         check_rejected("CITED_ADDR", "localhost", "127.0.0.1:3000");
         check_rejected("CITED_ADDR", "127.0.0.1:99999", "127.0.0.1:3000");
-        check_rejected("CITED_SEARXNG_URL", "localhost:8080", "http://localhost:8080");
-        check_rejected("CITED_SEARXNG_URL", "ftp://example.org", "http://localhost:8080");
-        check_rejected("CITED_SEARXNG_URL", "javascript:alert(1)", "http://localhost:8080");
+        check_rejected(
+            "CITED_SEARXNG_URL",
+            "localhost:8080",
+            "http://localhost:8080",
+        );
+        check_rejected(
+            "CITED_SEARXNG_URL",
+            "ftp://example.org",
+            "http://localhost:8080",
+        );
+        check_rejected(
+            "CITED_SEARXNG_URL",
+            "javascript:alert(1)",
+            "http://localhost:8080",
+        );
         check_rejected("CITED_SEARCH_RESULTS", "0", "5");
         check_rejected("CITED_SEARCH_RESULTS", "21", "5");
         check_rejected("CITED_SEARCH_RESULTS", "five", "5");
@@ -461,7 +493,9 @@ mod tests {
             ("CITED_LLM_BASE_URL", "http://localhost:11434/v1"),
             ("CITED_LLM_MODEL", "qwen2.5:7b"),
         ]);
-        let llm = config.llm.expect("a base URL alone configures a keyless server");
+        let llm = config
+            .llm
+            .expect("a base URL alone configures a keyless server");
         assert_eq!(llm.base_url.as_str(), "http://localhost:11434/v1");
         assert_eq!(llm.api_key, None);
         assert_eq!(llm.model, "qwen2.5:7b");

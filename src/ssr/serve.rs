@@ -36,7 +36,10 @@ pub fn router(state: AppState) -> Router {
             move || shell(options.clone())
         })
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
-        .layer(middleware::from_fn_with_state(state.clone(), session::attach))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            session::attach,
+        ))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             REQUEST_TIMEOUT,

@@ -222,7 +222,13 @@ mod tests {
         let shown = id.to_string();
         assert_eq!(shown.len(), 32);
         assert_eq!(SessionId::parse(&shown), Some(id));
-        for junk in ["", "abc", &shown.to_uppercase(), &format!("{shown}0"), &"g".repeat(32)] {
+        for junk in [
+            "",
+            "abc",
+            &shown.to_uppercase(),
+            &format!("{shown}0"),
+            &"g".repeat(32),
+        ] {
             assert_eq!(SessionId::parse(junk), None, "{junk:?}");
         }
         assert_ne!(SessionId::random(), SessionId::random());

@@ -8,7 +8,10 @@ async fn healthz_answers() {
     let server = TestServer::start(&[]).await;
     let response = reqwest::get(server.url("/healthz")).await.unwrap();
     assert_eq!(response.status(), 200);
-    assert!(response.headers().get(SET_COOKIE).is_none(), "health checks make no sessions");
+    assert!(
+        response.headers().get(SET_COOKIE).is_none(),
+        "health checks make no sessions"
+    );
     assert_eq!(response.text().await.unwrap(), "ok");
 }
 
@@ -17,10 +20,23 @@ async fn page_is_server_rendered_with_the_ui_contract() {
     let server = TestServer::start(&[]).await;
     let response = browser().get(server.url("/")).send().await.unwrap();
     assert_eq!(response.status(), 200);
-    let cookie = response.headers().get(SET_COOKIE).unwrap().to_str().unwrap().to_string();
+    let cookie = response
+        .headers()
+        .get(SET_COOKIE)
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
     assert!(cookie.starts_with("cited_session="), "{cookie}");
-    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"), "{cookie}");
-    let id = cookie.trim_start_matches("cited_session=").split(';').next().unwrap();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"),
+        "{cookie}"
+    );
+    let id = cookie
+        .trim_start_matches("cited_session=")
+        .split(';')
+        .next()
+        .unwrap();
     assert_eq!(id.len(), 32, "128 random bits as hex: {id}");
     let html = response.text().await.unwrap();
     for needle in [
@@ -56,9 +72,16 @@ async fn update(client: &reqwest::Client, server: &TestServer, form: &[(&str, &s
 }
 
 async fn fetch(client: &reqwest::Client, server: &TestServer) -> Settings {
-    let response = client.post(server.url("/api/get_settings")).send().await.unwrap();
+    let response = client
+        .post(server.url("/api/get_settings"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 200);
-    assert!(response.headers()[CONTENT_TYPE].to_str().unwrap().contains("json"));
+    assert!(response.headers()[CONTENT_TYPE]
+        .to_str()
+        .unwrap()
+        .contains("json"));
     response.json().await.unwrap()
 }
 
@@ -71,11 +94,24 @@ async fn settings_round_trip_through_server_functions() {
     assert_eq!(saved.mode, Mode::Agent);
     assert!(saved.search_enabled, "unchanged fields stay");
     let saved = update(&client, &server, &[("search_enabled", "false")]).await;
-    assert_eq!(saved, Settings { mode: Mode::Agent, search_enabled: false });
+    assert_eq!(
+        saved,
+        Settings {
+            mode: Mode::Agent,
+            search_enabled: false
+        }
+    );
     assert_eq!(fetch(&client, &server).await, saved);
 
     // A reload renders the saved state into the HTML.
-    let html = client.get(server.url("/")).send().await.unwrap().text().await.unwrap();
+    let html = client
+        .get(server.url("/"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     assert!(html.contains(r#"value="agent" checked"#), "{html}");
     assert!(html.contains("Agent 模式下由 AI 自动决策搜索"), "{html}");
 }
@@ -99,19 +135,34 @@ async fn two_cookie_jars_see_separate_sessions() {
     let server = TestServer::start(&[]).await;
     let alice = browser();
     let bob = browser();
-    update(&alice, &server, &[("mode", "research"), ("search_enabled", "false")]).await;
+    update(
+        &alice,
+        &server,
+        &[("mode", "research"), ("search_enabled", "false")],
+    )
+    .await;
     update(&bob, &server, &[("mode", "agent")]).await;
     assert_eq!(
         fetch(&alice, &server).await,
-        Settings { mode: Mode::Research, search_enabled: false }
+        Settings {
+            mode: Mode::Research,
+            search_enabled: false
+        }
     );
     assert_eq!(
         fetch(&bob, &server).await,
-        Settings { mode: Mode::Agent, search_enabled: true }
+        Settings {
+            mode: Mode::Agent,
+            search_enabled: true
+        }
     );
     // No cookie at all: a brand-new session with the defaults.
     let stranger = reqwest::Client::new();
-    let response = stranger.post(server.url("/api/get_settings")).send().await.unwrap();
+    let response = stranger
+        .post(server.url("/api/get_settings"))
+        .send()
+        .await
+        .unwrap();
     let settings: Settings = response.json().await.unwrap();
     assert_eq!(settings, Settings::default());
 }
@@ -126,6 +177,14 @@ async fn forged_session_ids_are_replaced() {
         .send()
         .await
         .unwrap();
-    let cookie = response.headers().get(SET_COOKIE).unwrap().to_str().unwrap();
-    assert!(!cookie.contains(forged), "the server mints its own ids: {cookie}");
+    let cookie = response
+        .headers()
+        .get(SET_COOKIE)
+        .unwrap()
+        .to_str()
+        .unwrap();
+    assert!(
+        !cookie.contains(forged),
+        "the server mints its own ids: {cookie}"
+    );
 }

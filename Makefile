@@ -1,0 +1,110 @@
+# cited: the two commands of the README, and the steps they are made of.
+#
+#   make run    install what is missing, build in release mode, serve on http://127.0.0.1:3000
+#   make test   install what is missing, then fmt, clippy (ssr + hydrate), unit and
+#               integration tests, and the Playwright suite against a freshly built server
+#
+# Both are idempotent: every install step checks first. The build is plain cargo plus
+# wasm-bindgen-cli (no cargo-leptos); ARCHITECTURE.md says why.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+# Dependencies are built once per machine, outside the checkout, so a fresh clone (CI)
+# starts warm. Override to build elsewhere.
+export CARGO_TARGET_DIR ?= $(HOME)/.cache/cited-target
+export CARGO_TERM_COLOR ?= never
+
+SITE := target/site
+PKG := $(SITE)/pkg
+WASM_TARGET := wasm32-unknown-unknown
+# wasm-bindgen-cli must equal the wasm-bindgen crate in Cargo.lock exactly.
+WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ {getline; gsub(/"/, "", $$3); print $$3}' Cargo.lock)
+E2E_PORT ?= 3999
+
+.PHONY: help run test tools browser e2e-deps fmt-check clippy unit site-debug site-release \
+	server-debug server-release e2e clean-site
+
+help:
+	@echo "make run    build (release) and serve cited on http://127.0.0.1:3000"
+	@echo "make test   fmt, clippy, unit + integration tests, Playwright end-to-end"
+
+# --- installs (each one checks first) -------------------------------------------------
+
+tools:
+	@rustup target list --installed | grep -qx $(WASM_TARGET) \
+		|| { echo "== installing the $(WASM_TARGET) target"; rustup target add $(WASM_TARGET); }
+	@if ! wasm-bindgen --version 2>/dev/null | grep -qx "wasm-bindgen $(WASM_BINDGEN_VERSION)"; then \
+		echo "== installing wasm-bindgen-cli $(WASM_BINDGEN_VERSION) (about 5 minutes, once)"; \
+		cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --force; \
+	fi
+	@# Without --locked: its own Cargo.lock pins a webpki-roots the registry here lacks.
+
+browser:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		echo "== installing Debian's chromium (Playwright never downloads a browser)"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -q; \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium; \
+	fi
+
+e2e-deps: end2end/node_modules/.installed
+
+end2end/node_modules/.installed: end2end/package.json end2end/package-lock.json
+	@echo "== npm ci (end2end)"
+	cd end2end && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# --- builds ---------------------------------------------------------------------------
+
+# The browser half: wasm + its JS glue, the stylesheet and public/, under target/site.
+# The server asks for /pkg/cited.wasm (LEPTOS_OUTPUT_NAME is set at compile time in
+# .cargo/config.toml), so wasm-bindgen's cited_bg.wasm is renamed.
+define build_site
+	cargo build --locked --lib --target $(WASM_TARGET) --no-default-features --features hydrate $(1)
+	mkdir -p $(PKG)
+	wasm-bindgen --target web --no-typescript --out-dir $(PKG) --out-name cited \
+		$(CARGO_TARGET_DIR)/$(WASM_TARGET)/$(2)/cited.wasm
+	mv -f $(PKG)/cited_bg.wasm $(PKG)/cited.wasm
+	cp style/main.css $(PKG)/cited.css
+	cp -R public/. $(SITE)/
+endef
+
+site-debug: tools
+	$(call build_site,,debug)
+
+site-release: tools
+	$(call build_site,--profile wasm-release,wasm-release)
+
+server-debug:
+	cargo build --locked --bin cited --no-default-features --features ssr
+
+server-release:
+	cargo build --locked --release --bin cited --no-default-features --features ssr
+
+# --- the two commands ------------------------------------------------------------------
+
+run: site-release server-release
+	CITED_SITE_ROOT=$(SITE) $(CARGO_TARGET_DIR)/release/cited serve
+
+test: tools browser e2e-deps fmt-check clippy unit site-debug server-debug e2e
+	@echo "== make test: all green"
+
+fmt-check:
+	cargo fmt --all -- --check
+
+clippy: tools
+	cargo clippy --locked --all-targets --no-default-features --features ssr -- -D warnings
+	cargo clippy --locked --lib --target $(WASM_TARGET) --no-default-features --features hydrate -- -D warnings
+
+unit:
+	cargo test --locked --no-default-features --features ssr
+
+# Playwright starts the freshly built debug server itself (webServer in its config).
+e2e: e2e-deps browser
+	cd end2end && CITED_BIN=$(CARGO_TARGET_DIR)/debug/cited CITED_SITE_ROOT=$(CURDIR)/$(SITE) \
+		E2E_PORT=$(E2E_PORT) npx playwright test
+
+clean-site:
+	rm -rf $(SITE)

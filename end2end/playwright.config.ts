@@ -1,0 +1,68 @@
+import { defineConfig, devices } from '@playwright/test';
+
+// Debian's chromium: Playwright never downloads a browser here.
+const launchOptions = {
+  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+  ],
+};
+
+const port = process.env.E2E_PORT ?? '3999';
+const baseURL = `http://127.0.0.1:${port}`;
+
+export default defineConfig({
+  testDir: './tests',
+  timeout: 30_000,
+  expect: { timeout: 10_000 },
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  forbidOnly: !!process.env.CI,
+  reporter: 'list',
+  use: { baseURL, headless: true, trace: 'off', locale: 'zh-CN' },
+  // The server under test: the freshly built debug binary (make e2e passes its path).
+  webServer: {
+    command: process.env.CITED_BIN ?? '../target/debug/cited',
+    url: `${baseURL}/healthz`,
+    reuseExistingServer: false,
+    timeout: 60_000,
+    stdout: 'pipe',
+    stderr: 'pipe',
+    env: {
+      CITED_ADDR: `127.0.0.1:${port}`,
+      CITED_SITE_ROOT: process.env.CITED_SITE_ROOT ?? '../target/site',
+      // Nothing listens here: the app must still serve with search and model absent.
+      CITED_SEARXNG_URL: 'http://127.0.0.1:9',
+      CITED_LOG: 'cited=info,tower_http=warn',
+    },
+  },
+  projects: [
+    {
+      name: 'desktop',
+      use: { ...devices['Desktop Chrome'], launchOptions },
+      testIgnore: /.*\.(nojs|phone)\.spec\.ts/,
+    },
+    {
+      // A 360 px wide touch phone.
+      name: 'phone',
+      use: {
+        ...devices['Pixel 7'],
+        viewport: { width: 360, height: 740 },
+        launchOptions,
+      },
+      testIgnore: /.*\.nojs\.spec\.ts/,
+    },
+    {
+      name: 'nojs',
+      use: { ...devices['Desktop Chrome'], javaScriptEnabled: false, launchOptions },
+      testMatch: /.*\.nojs\.spec\.ts/,
+    },
+  ],
+});

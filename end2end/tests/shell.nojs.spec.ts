@@ -1,0 +1,24 @@
+import { test, expect } from '@playwright/test';
+
+// JavaScript disabled: the server-rendered page alone.
+test('the server-rendered page shows the whole shell', async ({ page }) => {
+  await page.goto('/');
+  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'false');
+  await expect(page.getByRole('textbox', { name: '提问' })).toBeVisible();
+  await expect(page.getByRole('button', { name: '发送' })).toBeVisible();
+  await expect(page.getByRole('radiogroup', { name: '模式' })).toBeVisible();
+  await expect(page.getByRole('radio', { name: '对话' })).toBeChecked();
+  await expect(page.getByRole('switch', { name: '联网搜索' })).toBeChecked();
+  await expect(page.getByText('启用后将使用SearXNG搜索实时信息')).toBeVisible();
+  await expect(page.getByRole('region', { name: '对话记录' })).toBeVisible();
+});
+
+test('the HTML arrives in place, needing no script to assemble it', async ({ request }) => {
+  const html = await (await request.get('/')).text();
+  // Out-of-order streaming would park the page in a <template> for a script to move.
+  expect(html).not.toContain('<template');
+  const body = html.slice(html.indexOf('<body>'), html.indexOf('</body>'));
+  for (const needle of ['aria-label="提问"', 'role="switch"', 'role="radiogroup"', '此页面需要 JavaScript 才能提问']) {
+    expect(body).toContain(needle);
+  }
+});

@@ -1,0 +1,83 @@
+import { test, expect, type Page } from '@playwright/test';
+
+// Collects what would show up in the browser console as a failure.
+function watchErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(`console: ${message.text()}`);
+  });
+  return errors;
+}
+
+async function openHydrated(page: Page) {
+  await page.goto('/');
+  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+}
+
+test('the page hydrates without errors', async ({ page }) => {
+  const errors = watchErrors(page);
+  await openHydrated(page);
+  expect(errors).toEqual([]);
+});
+
+test('controls are found by role and accessible name', async ({ page }) => {
+  await openHydrated(page);
+  await expect(page.getByRole('textbox', { name: '提问' })).toBeVisible();
+  await expect(page.getByRole('button', { name: '发送' })).toBeVisible();
+  const modes = page.getByRole('radiogroup', { name: '模式' });
+  await expect(modes).toBeVisible();
+  for (const name of ['对话', '智能体', '深度研究']) {
+    await expect(modes.getByRole('radio', { name })).toBeVisible();
+  }
+  await expect(modes.getByRole('radio', { name: '对话' })).toBeChecked();
+  const searchSwitch = page.getByRole('switch', { name: '联网搜索' });
+  await expect(searchSwitch).toBeVisible();
+  await expect(searchSwitch).toBeChecked();
+  await expect(searchSwitch).toBeEnabled();
+  await expect(searchSwitch).toHaveAccessibleDescription('启用后将使用SearXNG搜索实时信息');
+  await expect(page.getByRole('complementary', { name: '设置' })).toBeVisible();
+  await expect(page.getByRole('region', { name: '对话记录' })).toBeVisible();
+});
+
+test('mode and switch survive a reload, and Agent mode disables the switch', async ({ page, isMobile }) => {
+  await openHydrated(page);
+  const searchSwitch = page.getByRole('switch', { name: '联网搜索' });
+  // Turn search off in Chat mode; the change is confirmed on screen.
+  if (isMobile) await searchSwitch.tap(); else await searchSwitch.click();
+  await expect(searchSwitch).not.toBeChecked();
+  await expect(page.getByText('已关闭联网搜索')).toBeVisible();
+
+  const agent = page.getByRole('radio', { name: '智能体' });
+  if (isMobile) await agent.tap(); else await agent.click();
+  await expect(agent).toBeChecked();
+  await expect(page.getByText('已切换到 智能体')).toBeVisible();
+  await expect(searchSwitch).toBeDisabled();
+  await expect(page.getByText('Agent 模式下由 AI 自动决策搜索')).toBeVisible();
+
+  await page.reload();
+  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+  await expect(page.getByRole('radio', { name: '智能体' })).toBeChecked();
+  await expect(searchSwitch).toBeDisabled();
+
+  // Back to Chat: the switch is usable again and shows the saved Chat value (off).
+  const chat = page.getByRole('radio', { name: '对话' });
+  if (isMobile) await chat.tap(); else await chat.click();
+  await expect(searchSwitch).toBeEnabled();
+  await expect(searchSwitch).not.toBeChecked();
+  await page.reload();
+  await expect(page.getByRole('radio', { name: '对话' })).toBeChecked();
+  await expect(page.getByRole('switch', { name: '联网搜索' })).not.toBeChecked();
+});
+
+test('dark mode follows the system', async ({ page }) => {
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await openHydrated(page);
+  const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  const [r, g, b] = background.match(/\d+/g)!.map(Number);
+  expect(r + g + b).toBeLessThan(150);
+  await page.emulateMedia({ colorScheme: 'light' });
+  const light = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  const [lr, lg, lb] = light.match(/\d+/g)!.map(Number);
+  expect(lr + lg + lb).toBeGreaterThan(600);
+});
