@@ -7,6 +7,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod app;
+pub mod citation;
 pub mod components;
 pub mod error;
 pub mod i18n;

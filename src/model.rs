@@ -56,3 +56,30 @@ impl Default for Settings {
         }
     }
 }
+
+/// Where a source came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    /// A web page found through SearXNG.
+    #[default]
+    Web,
+    /// A document of the local knowledge base.
+    Knowledge,
+}
+
+/// One search result, normalised: what every search provider hands to the pipelines.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Source {
+    pub url: String,
+    pub title: String,
+    /// Already cut to `CITED_SNIPPET_CHARS` on a character boundary.
+    pub snippet: String,
+    #[serde(default)]
+    pub engines: Vec<String>,
+    /// ISO-8601 as the engine gave it, when it gave one.
+    #[serde(default)]
+    pub published: Option<String>,
+    #[serde(default)]
+    pub kind: SourceKind,
+}

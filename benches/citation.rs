@@ -1,0 +1,90 @@
+//! The citation pipeline on a realistic answer: parse Markdown, find markers, map them to
+//! the registry, build the render tree, collect the cited numbers and write the grouped
+//! reference list. Goal: under 100 µs for 20 KB with 50 markers over 100 sources, growing
+//! linearly with size.
+//!
+//!     cargo bench --features ssr --bench citation
+
+use std::hint::black_box;
+
+use cited::citation::{lists, render, Registry};
+use cited::model::Source;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+
+fn registry_of_100() -> Registry {
+    let mut registry = Registry::new();
+    for round in 0..20 {
+        let sources: Vec<Source> = (0..5)
+            .map(|i| Source {
+                url: format!("https://site{round}.example.org/article/{i}"),
+                title: format!("Article {i} from round {round}: a reasonably long title"),
+                snippet: "A snippet of about two hundred characters, which is what SearXNG gives \
+                          after cutting, repeated to be realistic in size and in content."
+                    .repeat(2),
+                ..Source::default()
+            })
+            .collect();
+        registry.add_round(&format!("query number {round}"), &sources);
+    }
+    registry
+}
+
+/// About `kb` KB of Markdown answer with `kb * 2.5` markers in mixed forms, Chinese and
+/// English prose, lists, emphasis and a code block.
+fn answer(kb: usize) -> String {
+    let forms = ["[{}]", "[{}, {}]", "【{}】", "[citation:{}]", "[{}][{}]"];
+    let mut out = String::new();
+    let mut marker = 0usize;
+    while out.len() < kb * 1024 {
+        let n = marker % 100 + 1;
+        let m = (marker * 7) % 100 + 1;
+        let form = forms[marker % forms.len()]
+            .replacen("{}", &n.to_string(), 1)
+            .replacen("{}", &m.to_string(), 1);
+        match marker % 4 {
+            0 => out.push_str(&format!(
+                "Rust's ownership model prevents data races at compile time, which makes **concurrent code** much safer to write {form}. \
+                 The borrow checker enforces these rules without a garbage collector, and *zero-cost abstractions* keep it fast. \
+                 Most teams report fewer production incidents after adopting it, especially in network services and parsers.\n\n"
+            )),
+            1 => out.push_str(&format!(
+                "量子计算利用量子叠加和纠缠来处理信息，在某些问题上比经典计算机快得多{form}。目前的量子计算机仍然容易出错，\
+                 需要量子纠错技术才能进行大规模计算，研究人员正在探索多种物理实现方案，包括超导、离子阱和光量子。\n\n"
+            )),
+            2 => out.push_str(&format!(
+                "- Tokio is the most widely used async runtime {form}\n- async-std focused on mirroring the standard library\n\
+                 - smol is small and simple, and `block_on` runs a future to completion\n\n"
+            )),
+            _ => out.push_str(&format!(
+                "```rust\nlet value = items[1];\n```\nThe example above indexes a slice; the citation applies to the text that follows {form}.\n\n"
+            )),
+        }
+        marker += 1;
+    }
+    out
+}
+
+fn pipeline(answer: &str, registry: &Registry) -> String {
+    let rendered = render(answer, registry);
+    let mut used = rendered.cited_numbers();
+    used.sort_unstable();
+    lists::agent_markdown(registry, &used)
+}
+
+fn bench_pipeline(c: &mut Criterion) {
+    let registry = registry_of_100();
+    let mut group = c.benchmark_group("citation_pipeline");
+    for kb in [20usize, 200, 2000] {
+        let text = answer(kb);
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_with_input(
+            BenchmarkId::from_parameter(format!("{kb}KB")),
+            &text,
+            |b, text| b.iter(|| pipeline(black_box(text), black_box(&registry))),
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_pipeline);
+criterion_main!(benches);

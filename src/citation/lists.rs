@@ -1,0 +1,239 @@
+//! Reference lists under an answer: only what the answer cites, in number order.
+//!
+//! Chat mode: "参考文献", one line per source (number, title, URL, domain). Agent and
+//! Research: "📚 引用文章列表" grouped by search round under `**第 N 次搜索** (查询: …)`, in
+//! the exact layout of seed 002. Each list exists as data (for the UI) and as Markdown (for
+//! copy and export); when nothing is cited there is no list at all.
+
+use serde::{Deserialize, Serialize};
+
+use crate::citation::registry::{CitationEntry, Registry};
+use crate::citation::urls;
+
+pub const CHAT_HEADING: &str = "参考文献";
+pub const AGENT_HEADING: &str = "📚 引用文章列表";
+
+/// One search round's cited sources.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoundGroup {
+    pub round: u32,
+    pub query: String,
+    pub entries: Vec<CitationEntry>,
+}
+
+/// The cited entries, in number order. Unknown numbers are skipped.
+pub fn cited_entries(registry: &Registry, used: &[u32]) -> Vec<CitationEntry> {
+    let mut numbers = used.to_vec();
+    numbers.sort_unstable();
+    numbers.dedup();
+    numbers
+        .into_iter()
+        .filter_map(|number| registry.get(number).cloned())
+        .collect()
+}
+
+/// The cited entries grouped by the round that first found them, rounds in order.
+pub fn grouped_by_round(registry: &Registry, used: &[u32]) -> Vec<RoundGroup> {
+    let mut groups: Vec<RoundGroup> = Vec::new();
+    let mut entries = cited_entries(registry, used);
+    entries.sort_by_key(|entry| (entry.round, entry.number));
+    for entry in entries {
+        match groups.last_mut() {
+            Some(group) if group.round == entry.round => group.entries.push(entry),
+            _ => groups.push(RoundGroup {
+                round: entry.round,
+                query: entry.query.clone(),
+                entries: vec![entry],
+            }),
+        }
+    }
+    groups
+}
+
+/// Chat's list as Markdown; empty when nothing is cited.
+pub fn chat_markdown(registry: &Registry, used: &[u32]) -> String {
+    let entries = cited_entries(registry, used);
+    if entries.is_empty() {
+        return String::new();
+    }
+    let mut lines = vec!["\n\n---".to_string(), format!("**{CHAT_HEADING}:**\n")];
+    lines.extend(entries.iter().map(entry_line));
+    lines.join("\n")
+}
+
+/// Agent/Research's grouped list as Markdown (seed 002 layout); empty when nothing is
+/// cited. In dedup mode an entry found in several rounds says so ("来自: 第1次搜索, …").
+pub fn agent_markdown(registry: &Registry, used: &[u32]) -> String {
+    let groups = grouped_by_round(registry, used);
+    if groups.is_empty() {
+        return String::new();
+    }
+    let mut lines = vec!["\n\n---".to_string(), format!("**{AGENT_HEADING}:**")];
+    for group in &groups {
+        lines.push(String::new());
+        lines.push(format!(
+            "**第 {} 次搜索** (查询: {})",
+            group.round,
+            one_line(&group.query)
+        ));
+        for entry in &group.entries {
+            let mut line = entry_line(entry);
+            if !entry.also_in_rounds.is_empty() {
+                let rounds: Vec<String> = std::iter::once(entry.round)
+                    .chain(entry.also_in_rounds.iter().copied())
+                    .map(|round| format!("第{round}次搜索"))
+                    .collect();
+                line.push_str(&format!(" - 来自: {}", rounds.join(", ")));
+            }
+            lines.push(line);
+        }
+    }
+    lines.join("\n")
+}
+
+/// `3. [Title](URL) - `domain``, with the title escaped so it cannot break the link.
+fn entry_line(entry: &CitationEntry) -> String {
+    let title = escape_title(if entry.title.trim().is_empty() {
+        &entry.url
+    } else {
+        &entry.title
+    });
+    if urls::is_safe_link(&entry.url) {
+        format!(
+            "{}. [{}]({}) - `{}`",
+            entry.number,
+            title,
+            escape_url(&entry.url),
+            entry.domain
+        )
+    } else {
+        format!("{}. {} - `{}`", entry.number, title, entry.domain)
+    }
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn escape_title(title: &str) -> String {
+    let mut out = String::with_capacity(title.len());
+    for c in one_line(title).chars() {
+        if matches!(c, '\\' | '[' | ']' | '*' | '_' | '`' | '<' | '>') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn escape_url(url: &str) -> String {
+    url.replace('(', "%28")
+        .replace(')', "%29")
+        .replace('<', "%3C")
+        .replace('>', "%3E")
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use super::*;
+    use crate::citation::registry::tests::sources;
+    use crate::model::Source;
+
+    fn two_rounds() -> Registry {
+        let mut registry = Registry::new();
+        registry.add_round("rust async", &sources("a", 5));
+        registry.add_round("tokio 教程", &sources("b", 3));
+        registry
+    }
+
+    #[test]
+    fn nothing_cited_means_no_list() {
+        let registry = two_rounds();
+        assert_eq!(chat_markdown(&registry, &[]), "");
+        assert_eq!(agent_markdown(&registry, &[]), "");
+        assert_eq!(
+            agent_markdown(&registry, &[42]),
+            "",
+            "unknown numbers list nothing"
+        );
+    }
+
+    #[test]
+    fn agent_list_groups_by_round_in_number_order() {
+        let registry = two_rounds();
+        expect![[r#"
+
+
+            ---
+            **📚 引用文章列表:**
+
+            **第 1 次搜索** (查询: rust async)
+            1. [a title 1](https://a.example.org/1) - `a.example.org`
+            3. [a title 3](https://a.example.org/3) - `a.example.org`
+
+            **第 2 次搜索** (查询: tokio 教程)
+            7. [b title 2](https://b.example.org/2) - `b.example.org`"#]]
+        .assert_eq(&agent_markdown(&registry, &[7, 3, 1, 3]));
+    }
+
+    #[test]
+    fn chat_list() {
+        let registry = Registry::single_round("q", &sources("a", 4));
+        expect![[r#"
+
+
+            ---
+            **参考文献:**
+
+            2. [a title 2](https://a.example.org/2) - `a.example.org`
+            4. [a title 4](https://a.example.org/4) - `a.example.org`"#]]
+        .assert_eq(&chat_markdown(&registry, &[4, 2]));
+    }
+
+    #[test]
+    fn dedup_list_names_every_round() {
+        let mut registry = Registry::with_dedup();
+        registry.add_round("q1", &sources("a", 2));
+        registry.add_round("q2", &sources("b", 1));
+        registry.add_round("q3", &sources("a", 1));
+        expect![[r#"
+
+
+            ---
+            **📚 引用文章列表:**
+
+            **第 1 次搜索** (查询: q1)
+            1. [a title 1](https://a.example.org/1) - `a.example.org` - 来自: 第1次搜索, 第3次搜索"#]]
+        .assert_eq(&agent_markdown(&registry, &[1]));
+    }
+
+    #[test]
+    fn hostile_titles_and_urls_cannot_break_out() {
+        let registry = Registry::single_round(
+            "q\nwith newline",
+            &[
+                Source {
+                    url: "https://example.org/a_(b)".into(),
+                    title: "x](javascript:alert(1)) <img src=x onerror=alert(1)>".into(),
+                    ..Source::default()
+                },
+                Source {
+                    url: "javascript:alert(1)".into(),
+                    title: "evil".into(),
+                    ..Source::default()
+                },
+            ],
+        );
+        expect![[r#"
+
+
+            ---
+            **参考文献:**
+
+            1. [x\](javascript:alert(1)) \<img src=x onerror=alert(1)\>](https://example.org/a_%28b%29) - `example.org`
+            2. evil - `javascript`"#]]
+        .assert_eq(&chat_markdown(&registry, &[1, 2]));
+    }
+}

@@ -1,0 +1,357 @@
+//! Finding citation markers in a run of Markdown *text* (the renderer never hands us code,
+//! link text or raw HTML).
+//!
+//! Accepted forms: `[3]`, `[3][5]`, `[3, 5]`, `[3，5]`, `[3-5]`, `【3】`, `[citation:3]`,
+//! `[cite:3]`, `[^3]`. A hand-written scanner rather than a regex: the context rules need a
+//! look at the neighbouring bracket groups, and it is faster.
+//!
+//! Not markers: `[0]`, numbers with leading zeros (`[007]`), numbers past [`MAX_NUMBER`],
+//! reversed or huge ranges, anything followed by `(` (a link `[3](url)`), a group that is
+//! the second half of `[text][ref]`, or the first half of `[3][ref]`.
+
+use std::ops::Range;
+
+/// Larger numbers are never citations: no session registers a million sources.
+pub const MAX_NUMBER: u32 = 999_999;
+
+/// A range such as `[3-5]` may span at most this many numbers.
+pub const MAX_RANGE: u32 = 50;
+
+/// One marker group and the numbers it names, in the order written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Marker {
+    /// Byte range of the whole group in the scanned text, brackets included.
+    pub range: Range<usize>,
+    pub numbers: Vec<u32>,
+}
+
+/// All marker groups in `text`, in order.
+pub fn scan(text: &str) -> Vec<Marker> {
+    let bytes = text.as_bytes();
+    let mut markers: Vec<Marker> = Vec::new();
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let Some(offset) = text[pos..].find(['[', '【']) else {
+            break;
+        };
+        let start = pos + offset;
+        let Some(group) = parse_group(text, start) else {
+            pos = start + open_len(bytes[start]);
+            continue;
+        };
+        pos = group.end;
+        // `[text][3]`: the second half of a reference-style link, unless the first half
+        // was itself a marker (`[3][5]`).
+        if start > 0 && bytes[start - 1] == b']' {
+            let follows_marker = markers.last().is_some_and(|last| last.range.end == start);
+            if !follows_marker {
+                continue;
+            }
+        }
+        let rest = &text[group.end..];
+        // `[3](url)`: a link, even when the Markdown parser did not accept it as one.
+        if rest.starts_with('(') {
+            continue;
+        }
+        // `[3][ref]`: the first half of a reference-style link.
+        if rest.starts_with('[') && parse_group(text, group.end).is_none() {
+            continue;
+        }
+        markers.push(Marker {
+            range: start..group.end,
+            numbers: group.numbers,
+        });
+    }
+    markers
+}
+
+/// Byte length of the opening bracket at this position (`[` is 1, `【` is 3).
+fn open_len(first_byte: u8) -> usize {
+    if first_byte == b'[' {
+        1
+    } else {
+        '【'.len_utf8()
+    }
+}
+
+struct Group {
+    end: usize,
+    numbers: Vec<u32>,
+}
+
+/// Parses one bracket group starting at `start` (which holds `[` or `【`).
+fn parse_group(text: &str, start: usize) -> Option<Group> {
+    let fullwidth = text.as_bytes()[start] != b'[';
+    let close = if fullwidth { '】' } else { ']' };
+    let mut cursor = Cursor {
+        text,
+        pos: start + open_len(text.as_bytes()[start]),
+    };
+    if !fullwidth {
+        cursor.eat_prefix();
+    }
+    let mut numbers = Vec::new();
+    loop {
+        cursor.skip_spaces();
+        let first = cursor.number()?;
+        cursor.skip_spaces();
+        if cursor.eat_any(&['-', '–', '—', '~']) {
+            cursor.skip_spaces();
+            let last = cursor.number()?;
+            if last < first || last - first >= MAX_RANGE {
+                return None;
+            }
+            numbers.extend(first..=last);
+        } else {
+            numbers.push(first);
+        }
+        cursor.skip_spaces();
+        if cursor.eat_any(&[close]) {
+            return Some(Group {
+                end: cursor.pos,
+                numbers,
+            });
+        }
+        if !cursor.eat_any(&[',', '，', '、', ';', '；']) {
+            return None;
+        }
+        // `[3, citation:5]` and `[^3, ^5]` are as common as `[3, 5]` in model output.
+        if !fullwidth {
+            cursor.skip_spaces();
+            cursor.eat_prefix();
+        }
+    }
+}
+
+struct Cursor<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl Cursor<'_> {
+    fn rest(&self) -> &str {
+        &self.text[self.pos..]
+    }
+
+    fn skip_spaces(&mut self) {
+        let rest = self.rest();
+        self.pos += rest.len() - rest.trim_start_matches([' ', '\u{3000}']).len();
+    }
+
+    fn eat_any(&mut self, chars: &[char]) -> bool {
+        match self.rest().chars().next() {
+            Some(c) if chars.contains(&c) => {
+                self.pos += c.len_utf8();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// `^`, `citation:` or `cite:` (any case, optional space after the colon).
+    fn eat_prefix(&mut self) {
+        let rest = self.rest();
+        if rest.starts_with('^') {
+            self.pos += 1;
+            return;
+        }
+        for prefix in ["citation:", "cite:"] {
+            if rest
+                .get(..prefix.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
+            {
+                self.pos += prefix.len();
+                self.skip_spaces();
+                return;
+            }
+        }
+    }
+
+    /// A number from 1 to [`MAX_NUMBER`] without leading zeros.
+    fn number(&mut self) -> Option<u32> {
+        let rest = self.rest();
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits == 0 || digits > 6 || rest.starts_with('0') {
+            return None;
+        }
+        let value: u32 = rest[..digits].parse().ok()?;
+        self.pos += digits;
+        (1..=MAX_NUMBER).contains(&value).then_some(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Shows each marker as `«text»=numbers`, the rest as is.
+    #[track_caller]
+    fn check(text: &str, expect: &str) {
+        let mut shown = String::new();
+        let mut pos = 0;
+        for marker in scan(text) {
+            shown.push_str(&text[pos..marker.range.start]);
+            let numbers: Vec<String> = marker.numbers.iter().map(u32::to_string).collect();
+            shown.push_str(&format!(
+                "«{}»={}",
+                &text[marker.range.clone()],
+                numbers.join(",")
+            ));
+            pos = marker.range.end;
+        }
+        shown.push_str(&text[pos..]);
+        assert_eq!(shown, expect, "input: {text:?}");
+    }
+
+    #[test]
+    fn plain() {
+        check("A [3].", "A «[3]»=3.");
+    }
+    #[test]
+    fn adjacent() {
+        check("A [3][5].", "A «[3]»=3«[5]»=5.");
+    }
+    #[test]
+    fn comma_list() {
+        check("A [3, 5].", "A «[3, 5]»=3,5.");
+    }
+    #[test]
+    fn comma_no_space() {
+        check("A [3,5]", "A «[3,5]»=3,5");
+    }
+    #[test]
+    fn fullwidth_comma() {
+        check("甲[3，5]。", "甲«[3，5]»=3,5。");
+    }
+    #[test]
+    fn ideographic_comma() {
+        check("甲[3、5]", "甲«[3、5]»=3,5");
+    }
+    #[test]
+    fn range() {
+        check("A [3-5]", "A «[3-5]»=3,4,5");
+    }
+    #[test]
+    fn en_dash_range() {
+        check("A [3–5]", "A «[3–5]»=3,4,5");
+    }
+    #[test]
+    fn fullwidth_brackets() {
+        check("甲【3】乙", "甲«【3】»=3乙");
+    }
+    #[test]
+    fn fullwidth_list() {
+        check("甲【3，5】", "甲«【3，5】»=3,5");
+    }
+    #[test]
+    fn citation_prefix() {
+        check("A [citation:3]", "A «[citation:3]»=3");
+    }
+    #[test]
+    fn citation_prefix_list() {
+        check(
+            "A [citation:3, citation:5]",
+            "A «[citation:3, citation:5]»=3,5",
+        );
+    }
+    #[test]
+    fn cite_prefix() {
+        check("A [cite:3] [Cite: 4]", "A «[cite:3]»=3 «[Cite: 4]»=4");
+    }
+    #[test]
+    fn footnote_style() {
+        check("A[^3] B[^4][^5]", "A«[^3]»=3 B«[^4]»=4«[^5]»=5");
+    }
+    #[test]
+    fn mixed_list() {
+        check("A [1, 3-4, 7]", "A «[1, 3-4, 7]»=1,3,4,7");
+    }
+    #[test]
+    fn spaces_inside() {
+        check("A [ 2 ]", "A «[ 2 ]»=2");
+    }
+    #[test]
+    fn at_start_and_end() {
+        check("[1]x[2]", "«[1]»=1x«[2]»=2");
+    }
+    #[test]
+    fn zero_is_not_a_citation() {
+        check("A [0] B", "A [0] B");
+    }
+    #[test]
+    fn leading_zeros_are_not_citations() {
+        check("A [007] B [03]", "A [007] B [03]");
+    }
+    #[test]
+    fn huge_number_is_text() {
+        check("A [99999999999]", "A [99999999999]");
+    }
+    #[test]
+    fn max_number() {
+        check("[999999] [1000000]", "«[999999]»=999999 [1000000]");
+    }
+    #[test]
+    fn reversed_range_is_text() {
+        check("A [5-3]", "A [5-3]");
+    }
+    #[test]
+    fn huge_range_is_text() {
+        check("A [1-1000]", "A [1-1000]");
+    }
+    #[test]
+    fn words_are_not_citations() {
+        check("A [abc] [3a] [a3] [3.5]", "A [abc] [3a] [a3] [3.5]");
+    }
+    #[test]
+    fn link_is_not_a_citation() {
+        check("A [3](https://x.org)", "A [3](https://x.org)");
+    }
+    #[test]
+    fn reference_link_second_half() {
+        check("[text][3]", "[text][3]");
+    }
+    #[test]
+    fn reference_link_first_half() {
+        check("[3][ref]", "[3][ref]");
+    }
+    #[test]
+    fn nested_brackets() {
+        check("[[3]]", "[«[3]»=3]");
+    }
+    #[test]
+    fn unbalanced_open() {
+        check("A [3 B", "A [3 B");
+    }
+    #[test]
+    fn unbalanced_close() {
+        check("A 3] [4]", "A 3] «[4]»=4");
+    }
+    #[test]
+    fn mismatched_brackets() {
+        check("A [3】 【4]", "A [3】 【4]");
+    }
+    #[test]
+    fn unfinished_marker_while_streaming() {
+        check("A [1", "A [1");
+    }
+    #[test]
+    fn unfinished_list_while_streaming() {
+        check("A [1, 2", "A [1, 2");
+    }
+    #[test]
+    fn trailing_separator() {
+        check("A [1,]", "A [1,]");
+    }
+    #[test]
+    fn emoji_around() {
+        check("🎉[2]👍🏽", "🎉«[2]»=2👍🏽");
+    }
+    #[test]
+    fn cjk_punctuation_after() {
+        check("是的【1】，对[2]。", "是的«【1】»=1，对«[2]»=2。");
+    }
+    #[test]
+    fn lone_brackets() {
+        check("[ ] 【】 [] [", "[ ] 【】 [] [");
+    }
+}

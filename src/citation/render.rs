@@ -1,0 +1,620 @@
+//! Answer text → a tree of safe segments the UI renders without `inner_html`.
+//!
+//! The Markdown is parsed with pulldown-cmark, and citation markers are looked for only in
+//! its text events: never in code spans, code blocks, link text or raw HTML. Raw HTML is
+//! kept as visible text. Only `http`/`https` destinations become links; any other link keeps
+//! its text and loses its destination. Images are never loaded: they become links to the
+//! image (when http/https) with their alt text.
+//!
+//! A marker whose numbers are all unknown to the registry stays as its original text and is
+//! reported in [`Rendered::problems`] (seed 002 "引用丢失"). Rendering a partial answer is
+//! fine: an unfinished `[1` at the end is text until its `]` arrives.
+
+use pulldown_cmark::{
+    Alignment, CodeBlockKind, Event, LinkType, Options, Parser, Tag, TextMergeStream,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::citation::markers;
+use crate::citation::registry::{CitationEntry, Registry};
+use crate::citation::urls;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Block {
+    Paragraph(Vec<Inline>),
+    /// Inline content with no paragraph around it (items of tight lists).
+    Plain(Vec<Inline>),
+    Heading {
+        level: u8,
+        content: Vec<Inline>,
+    },
+    Quote(Vec<Block>),
+    List {
+        start: Option<u64>,
+        items: Vec<ListItem>,
+    },
+    Code {
+        lang: String,
+        code: String,
+    },
+    Table {
+        aligns: Vec<Align>,
+        head: Vec<Vec<Inline>>,
+        rows: Vec<Vec<Vec<Inline>>>,
+    },
+    Rule,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListItem {
+    /// `Some` for task-list items (`- [x] done`).
+    pub checked: Option<bool>,
+    pub blocks: Vec<Block>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Align {
+    None,
+    Left,
+    Center,
+    Right,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Inline {
+    Text(String),
+    Code(String),
+    Emphasis(Vec<Inline>),
+    Strong(Vec<Inline>),
+    Strikethrough(Vec<Inline>),
+    /// `url` is always http(s).
+    Link {
+        url: String,
+        children: Vec<Inline>,
+    },
+    SoftBreak,
+    LineBreak,
+    /// A marker such as `[3]`, `[3, 5]` or `【3】` of which at least one number resolved.
+    Citation {
+        original: String,
+        cites: Vec<Cite>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Cite {
+    Found {
+        number: u32,
+        entry: CitationEntry,
+    },
+    /// A number of the same marker that the registry does not know; shown as `[n]` text.
+    Missing {
+        number: u32,
+    },
+}
+
+/// A marker number the registry does not know. The caller logs it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Problem {
+    pub number: u32,
+    pub marker: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rendered {
+    pub blocks: Vec<Block>,
+    pub problems: Vec<Problem>,
+}
+
+impl Rendered {
+    /// The visible text, blocks separated by newlines. With `with_markers`, resolved markers
+    /// contribute their original text, so the result equals the text of the same answer
+    /// rendered with an empty registry.
+    pub fn text(&self, with_markers: bool) -> String {
+        let mut out = String::new();
+        for block in &self.blocks {
+            block_text(block, with_markers, &mut out);
+        }
+        out
+    }
+
+    /// Calls `visit` for every cite, found or missing, in reading order.
+    pub fn for_each_cite(&self, mut visit: impl FnMut(&Cite)) {
+        for block in &self.blocks {
+            block_cites(block, &mut visit);
+        }
+    }
+
+    /// Numbers cited and found, in order of first appearance, without repeats.
+    pub fn cited_numbers(&self) -> Vec<u32> {
+        let mut numbers = Vec::new();
+        self.for_each_cite(|cite| {
+            if let Cite::Found { number, .. } = cite {
+                if !numbers.contains(number) {
+                    numbers.push(*number);
+                }
+            }
+        });
+        numbers
+    }
+}
+
+fn block_text(block: &Block, with_markers: bool, out: &mut String) {
+    match block {
+        Block::Paragraph(inlines)
+        | Block::Plain(inlines)
+        | Block::Heading {
+            content: inlines, ..
+        } => {
+            inlines_text(inlines, with_markers, out);
+        }
+        Block::Quote(blocks) => blocks.iter().for_each(|b| block_text(b, with_markers, out)),
+        Block::List { items, .. } => {
+            for item in items {
+                item.blocks
+                    .iter()
+                    .for_each(|b| block_text(b, with_markers, out));
+            }
+        }
+        Block::Code { code, .. } => out.push_str(code),
+        Block::Table { head, rows, .. } => {
+            for cell in head.iter().chain(rows.iter().flatten()) {
+                inlines_text(cell, with_markers, out);
+                out.push('\t');
+            }
+        }
+        Block::Rule => {}
+    }
+    out.push('\n');
+}
+
+fn inlines_text(inlines: &[Inline], with_markers: bool, out: &mut String) {
+    for inline in inlines {
+        match inline {
+            Inline::Text(text) | Inline::Code(text) => out.push_str(text),
+            Inline::Emphasis(children)
+            | Inline::Strong(children)
+            | Inline::Strikethrough(children)
+            | Inline::Link { children, .. } => inlines_text(children, with_markers, out),
+            Inline::SoftBreak | Inline::LineBreak => out.push('\n'),
+            Inline::Citation { original, .. } => {
+                if with_markers {
+                    out.push_str(original);
+                }
+            }
+        }
+    }
+}
+
+fn block_cites(block: &Block, visit: &mut impl FnMut(&Cite)) {
+    match block {
+        Block::Paragraph(inlines)
+        | Block::Plain(inlines)
+        | Block::Heading {
+            content: inlines, ..
+        } => inline_cites(inlines, visit),
+        Block::Quote(blocks) => blocks.iter().for_each(|b| block_cites(b, visit)),
+        Block::List { items, .. } => items
+            .iter()
+            .flat_map(|item| &item.blocks)
+            .for_each(|b| block_cites(b, visit)),
+        Block::Table { head, rows, .. } => head
+            .iter()
+            .chain(rows.iter().flatten())
+            .for_each(|cell| inline_cites(cell, visit)),
+        Block::Code { .. } | Block::Rule => {}
+    }
+}
+
+fn inline_cites(inlines: &[Inline], visit: &mut impl FnMut(&Cite)) {
+    for inline in inlines {
+        match inline {
+            Inline::Citation { cites, .. } => cites.iter().for_each(&mut *visit),
+            Inline::Emphasis(children)
+            | Inline::Strong(children)
+            | Inline::Strikethrough(children) => inline_cites(children, visit),
+            _ => {}
+        }
+    }
+}
+
+/// Renders an answer (complete or still streaming) against a registry.
+pub fn render(answer: &str, registry: &Registry) -> Rendered {
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let mut builder = Builder {
+        registry,
+        stack: vec![Frame::Blocks(Vec::new())],
+        problems: Vec::new(),
+    };
+    for event in TextMergeStream::new(Parser::new_ext(answer, options)) {
+        builder.event(event);
+    }
+    // A well-formed event stream closes every frame; fold whatever is left to be safe.
+    while builder.stack.len() > 1 {
+        builder.end();
+    }
+    let blocks = match builder.stack.pop() {
+        Some(Frame::Blocks(blocks)) => blocks,
+        _ => Vec::new(),
+    };
+    Rendered {
+        blocks,
+        problems: builder.problems,
+    }
+}
+
+/// The numbers an answer cites that the registry knows, sorted and without repeats.
+pub fn used_numbers(answer: &str, registry: &Registry) -> Vec<u32> {
+    let mut numbers = render(answer, registry).cited_numbers();
+    numbers.sort_unstable();
+    numbers
+}
+
+enum Frame {
+    /// Root, block quote, list item or footnote: holds blocks.
+    Blocks(Vec<Block>),
+    Item {
+        checked: Option<bool>,
+        blocks: Vec<Block>,
+    },
+    Quote(Vec<Block>),
+    List {
+        start: Option<u64>,
+        items: Vec<ListItem>,
+    },
+    Inlines {
+        kind: InlineKind,
+        inlines: Vec<Inline>,
+    },
+    Code {
+        lang: String,
+        code: String,
+    },
+    Html(String),
+    Table {
+        aligns: Vec<Align>,
+        head: Vec<Vec<Inline>>,
+        rows: Vec<Vec<Vec<Inline>>>,
+    },
+    Row {
+        head: bool,
+        cells: Vec<Vec<Inline>>,
+    },
+}
+
+enum InlineKind {
+    Paragraph,
+    Heading(u8),
+    Cell,
+    Emphasis,
+    Strong,
+    Strikethrough,
+    /// Superscript, subscript: rendered as their content.
+    Transparent,
+    /// `url` is `None` when the destination is not http(s). `shortcut` marks `[text]` and
+    /// `[text][]` links, which may really be citation markers.
+    Link {
+        url: Option<String>,
+        shortcut: bool,
+    },
+}
+
+struct Builder<'r> {
+    registry: &'r Registry,
+    stack: Vec<Frame>,
+    problems: Vec<Problem>,
+}
+
+impl Builder<'_> {
+    fn event(&mut self, event: Event<'_>) {
+        match event {
+            Event::Start(tag) => self.start(tag),
+            Event::End(_) => self.end(),
+            Event::Text(text) => {
+                if let Some(Frame::Code { code, .. }) = self.stack.last_mut() {
+                    code.push_str(&text);
+                } else if let Some(Frame::Html(html)) = self.stack.last_mut() {
+                    html.push_str(&text);
+                } else if self.in_link() {
+                    self.push_inline(Inline::Text(text.into_string()));
+                } else {
+                    self.push_text_with_markers(&text);
+                }
+            }
+            Event::Code(code) => self.push_inline(Inline::Code(code.into_string())),
+            Event::InlineMath(math) | Event::DisplayMath(math) => {
+                self.push_inline(Inline::Code(math.into_string()))
+            }
+            Event::Html(html) => {
+                if let Some(Frame::Html(buffer)) = self.stack.last_mut() {
+                    buffer.push_str(&html);
+                } else {
+                    self.push_inline(Inline::Text(html.into_string()));
+                }
+            }
+            Event::InlineHtml(html) => self.push_inline(Inline::Text(html.into_string())),
+            Event::FootnoteReference(label) => self.push_text_with_markers(&format!("[^{label}]")),
+            Event::SoftBreak => self.push_inline(Inline::SoftBreak),
+            Event::HardBreak => self.push_inline(Inline::LineBreak),
+            Event::Rule => self.push_block(Block::Rule),
+            Event::TaskListMarker(checked) => {
+                if let Some(Frame::Item { checked: slot, .. }) = self.stack.last_mut() {
+                    *slot = Some(checked);
+                }
+            }
+        }
+    }
+
+    fn start(&mut self, tag: Tag<'_>) {
+        let frame = match tag {
+            Tag::Paragraph => inlines(InlineKind::Paragraph),
+            Tag::Heading { level, .. } => inlines(InlineKind::Heading(level as u8)),
+            Tag::BlockQuote(_) => Frame::Quote(Vec::new()),
+            Tag::CodeBlock(kind) => Frame::Code {
+                lang: match kind {
+                    CodeBlockKind::Fenced(info) => {
+                        info.split_whitespace().next().unwrap_or("").to_string()
+                    }
+                    CodeBlockKind::Indented => String::new(),
+                },
+                code: String::new(),
+            },
+            Tag::HtmlBlock => Frame::Html(String::new()),
+            Tag::List(start) => Frame::List {
+                start,
+                items: Vec::new(),
+            },
+            Tag::Item => Frame::Item {
+                checked: None,
+                blocks: Vec::new(),
+            },
+            Tag::FootnoteDefinition(_)
+            | Tag::DefinitionList
+            | Tag::DefinitionListTitle
+            | Tag::DefinitionListDefinition
+            | Tag::MetadataBlock(_) => Frame::Quote(Vec::new()),
+            Tag::Table(aligns) => Frame::Table {
+                aligns: aligns
+                    .into_iter()
+                    .map(|align| match align {
+                        Alignment::None => Align::None,
+                        Alignment::Left => Align::Left,
+                        Alignment::Center => Align::Center,
+                        Alignment::Right => Align::Right,
+                    })
+                    .collect(),
+                head: Vec::new(),
+                rows: Vec::new(),
+            },
+            Tag::TableHead => Frame::Row {
+                head: true,
+                cells: Vec::new(),
+            },
+            Tag::TableRow => Frame::Row {
+                head: false,
+                cells: Vec::new(),
+            },
+            Tag::TableCell => inlines(InlineKind::Cell),
+            Tag::Emphasis => inlines(InlineKind::Emphasis),
+            Tag::Strong => inlines(InlineKind::Strong),
+            Tag::Strikethrough => inlines(InlineKind::Strikethrough),
+            Tag::Superscript | Tag::Subscript => inlines(InlineKind::Transparent),
+            Tag::Link {
+                link_type,
+                dest_url,
+                ..
+            }
+            | Tag::Image {
+                link_type,
+                dest_url,
+                ..
+            } => {
+                let url = urls::is_safe_link(&dest_url).then(|| dest_url.into_string());
+                let shortcut = matches!(link_type, LinkType::Shortcut | LinkType::Collapsed);
+                inlines(InlineKind::Link { url, shortcut })
+            }
+        };
+        self.stack.push(frame);
+    }
+
+    fn end(&mut self) {
+        if self.stack.len() <= 1 {
+            return;
+        }
+        let Some(frame) = self.stack.pop() else {
+            return;
+        };
+        match frame {
+            Frame::Blocks(blocks) | Frame::Quote(blocks) => self.push_block(Block::Quote(blocks)),
+            Frame::Item { checked, blocks } => {
+                let item = ListItem { checked, blocks };
+                match self.stack.last_mut() {
+                    Some(Frame::List { items, .. }) => items.push(item),
+                    _ => self.push_block(Block::Quote(item.blocks)),
+                }
+            }
+            Frame::List { start, items } => self.push_block(Block::List { start, items }),
+            Frame::Code { lang, code } => self.push_block(Block::Code { lang, code }),
+            Frame::Html(html) => {
+                let html = html.trim_end_matches('\n').to_string();
+                self.push_block(Block::Paragraph(vec![Inline::Text(html)]))
+            }
+            Frame::Table { aligns, head, rows } => {
+                self.push_block(Block::Table { aligns, head, rows })
+            }
+            Frame::Row { head, cells } => {
+                if let Some(Frame::Table {
+                    head: table_head,
+                    rows,
+                    ..
+                }) = self.stack.last_mut()
+                {
+                    if head {
+                        *table_head = cells;
+                    } else {
+                        rows.push(cells);
+                    }
+                }
+            }
+            Frame::Inlines { kind, inlines } => self.end_inlines(kind, inlines),
+        }
+    }
+
+    fn end_inlines(&mut self, kind: InlineKind, inlines: Vec<Inline>) {
+        match kind {
+            InlineKind::Paragraph => self.push_block(Block::Paragraph(inlines)),
+            InlineKind::Heading(level) => self.push_block(Block::Heading {
+                level,
+                content: inlines,
+            }),
+            InlineKind::Cell => {
+                if let Some(Frame::Row { cells, .. }) = self.stack.last_mut() {
+                    cells.push(inlines);
+                }
+            }
+            InlineKind::Emphasis => self.push_inline(Inline::Emphasis(inlines)),
+            InlineKind::Strong => self.push_inline(Inline::Strong(inlines)),
+            InlineKind::Strikethrough => self.push_inline(Inline::Strikethrough(inlines)),
+            InlineKind::Transparent => inlines
+                .into_iter()
+                .for_each(|inline| self.push_inline(inline)),
+            InlineKind::Link { url, shortcut } => {
+                // `[3]` with a `[3]: url` definition elsewhere parses as a link: a model
+                // must not be able to point a citation at a URL of its own choosing.
+                if shortcut {
+                    if let Some(label) = plain_label(&inlines) {
+                        let marker_text = format!("[{label}]");
+                        let is_marker = markers::scan(&marker_text)
+                            .first()
+                            .is_some_and(|m| m.range == (0..marker_text.len()));
+                        if is_marker && !self.in_link() {
+                            self.push_text_with_markers(&marker_text);
+                            return;
+                        }
+                    }
+                }
+                match url {
+                    Some(url) if !self.in_link() => self.push_inline(Inline::Link {
+                        url,
+                        children: inlines,
+                    }),
+                    _ => inlines
+                        .into_iter()
+                        .for_each(|inline| self.push_inline(inline)),
+                }
+            }
+        }
+    }
+
+    fn in_link(&self) -> bool {
+        self.stack.iter().any(|frame| {
+            matches!(
+                frame,
+                Frame::Inlines {
+                    kind: InlineKind::Link { .. },
+                    ..
+                }
+            )
+        })
+    }
+
+    fn push_block(&mut self, block: Block) {
+        match self.stack.last_mut() {
+            Some(Frame::Blocks(blocks) | Frame::Quote(blocks) | Frame::Item { blocks, .. }) => {
+                blocks.push(block)
+            }
+            Some(Frame::List { items, .. }) => items.push(ListItem {
+                checked: None,
+                blocks: vec![block],
+            }),
+            // Blocks never arrive inside inline or table frames from a well-formed stream;
+            // keep their text rather than lose it.
+            _ => {
+                let mut text = String::new();
+                block_text(&block, true, &mut text);
+                self.push_inline(Inline::Text(text));
+            }
+        }
+    }
+
+    fn push_inline(&mut self, inline: Inline) {
+        match self.stack.last_mut() {
+            Some(Frame::Inlines { inlines, .. }) => inlines.push(inline),
+            Some(Frame::Blocks(blocks) | Frame::Quote(blocks) | Frame::Item { blocks, .. }) => {
+                match blocks.last_mut() {
+                    Some(Block::Plain(inlines)) => inlines.push(inline),
+                    _ => blocks.push(Block::Plain(vec![inline])),
+                }
+            }
+            Some(Frame::Code { code, .. }) | Some(Frame::Html(code)) => {
+                inlines_text(&[inline], true, code);
+            }
+            Some(Frame::List { items, .. }) => items.push(ListItem {
+                checked: None,
+                blocks: vec![Block::Plain(vec![inline])],
+            }),
+            Some(Frame::Table { .. } | Frame::Row { .. }) | None => {}
+        }
+    }
+
+    /// Splits text at citation markers, resolving each against the registry.
+    fn push_text_with_markers(&mut self, text: &str) {
+        let mut pos = 0;
+        for marker in markers::scan(text) {
+            let original = &text[marker.range.clone()];
+            let cites: Vec<Cite> = marker
+                .numbers
+                .iter()
+                .map(|&number| match self.registry.get(number) {
+                    Some(entry) => Cite::Found {
+                        number,
+                        entry: entry.clone(),
+                    },
+                    None => Cite::Missing { number },
+                })
+                .collect();
+            for cite in &cites {
+                if let Cite::Missing { number } = cite {
+                    self.problems.push(Problem {
+                        number: *number,
+                        marker: original.to_string(),
+                    });
+                }
+            }
+            if !cites.iter().any(|cite| matches!(cite, Cite::Found { .. })) {
+                continue;
+            }
+            if marker.range.start > pos {
+                self.push_inline(Inline::Text(text[pos..marker.range.start].to_string()));
+            }
+            self.push_inline(Inline::Citation {
+                original: original.to_string(),
+                cites,
+            });
+            pos = marker.range.end;
+        }
+        if pos < text.len() {
+            self.push_inline(Inline::Text(text[pos..].to_string()));
+        }
+    }
+}
+
+fn inlines(kind: InlineKind) -> Frame {
+    Frame::Inlines {
+        kind,
+        inlines: Vec::new(),
+    }
+}
+
+/// The text of a link label made only of plain text.
+fn plain_label(inlines: &[Inline]) -> Option<String> {
+    let mut label = String::new();
+    for inline in inlines {
+        match inline {
+            Inline::Text(text) => label.push_str(text),
+            _ => return None,
+        }
+    }
+    Some(label)
+}

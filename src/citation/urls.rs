@@ -1,0 +1,152 @@
+//! Small, dependency-free URL helpers for the citation core: which URLs may become links,
+//! the domain shown beside a source, and the normalised form used to spot duplicates.
+
+/// True for absolute `http://` and `https://` URLs with a host. Everything else
+/// (`javascript:`, `data:`, `vbscript:`, protocol-relative `//host`, relative paths, URLs
+/// with spaces or control characters) is refused, so it can never become a link.
+pub fn is_safe_link(url: &str) -> bool {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return false;
+    };
+    if !(scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")) {
+        return false;
+    }
+    if url
+        .chars()
+        .any(|c| c.is_whitespace() || c.is_control() || c == '\\')
+    {
+        return false;
+    }
+    !host_of(rest).is_empty()
+}
+
+/// The lowercase host of an http(s) URL without `www.` and port: `example.org` for
+/// `https://WWW.Example.org:8443/a`. Empty when there is none.
+pub fn domain(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let host = host_of(rest).to_ascii_lowercase();
+    host.strip_prefix("www.")
+        .map(str::to_string)
+        .unwrap_or(host)
+}
+
+/// The authority's host: between `//` (already removed) and the first `/`, `?` or `#`,
+/// without user info or port.
+fn host_of(rest: &str) -> &str {
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    if let Some(bracketed) = host_port.strip_prefix('[') {
+        // An IPv6 literal: keep the brackets.
+        return match bracketed.find(']') {
+            Some(end) => &host_port[..end + 2],
+            None => "",
+        };
+    }
+    host_port.split(':').next().unwrap_or("")
+}
+
+/// The form two URLs share when they are "the same page" for deduplication: scheme
+/// dropped, host lowercased without `www.`, fragment and `utm_*` parameters removed, and no
+/// trailing slash on the path.
+pub fn normalise(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let rest = rest.split('#').next().unwrap_or("");
+    let (before_query, query) = match rest.split_once('?') {
+        Some((before, query)) => (before, Some(query)),
+        None => (rest, None),
+    };
+    let (authority, path) = match before_query.find('/') {
+        Some(idx) => before_query.split_at(idx),
+        None => (before_query, ""),
+    };
+    let authority = authority.to_ascii_lowercase();
+    let authority = authority.strip_prefix("www.").unwrap_or(&authority);
+    let path = path.trim_end_matches('/');
+    let mut normalised = format!("{authority}{path}");
+    if let Some(query) = query {
+        let kept: Vec<&str> = query
+            .split('&')
+            .filter(|pair| !pair.is_empty() && !pair.to_ascii_lowercase().starts_with("utm_"))
+            .collect();
+        if !kept.is_empty() {
+            normalised.push('?');
+            normalised.push_str(&kept.join("&"));
+        }
+    }
+    normalised
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn safe_links() {
+        for url in [
+            "https://example.org",
+            "http://example.org/a?b=c#d",
+            "HTTPS://Example.org/path",
+            "https://user@example.org:8443/",
+            "http://[::1]:8080/x",
+        ] {
+            assert!(is_safe_link(url), "{url}");
+        }
+        for url in [
+            "javascript:alert(1)",
+            "JavaScript://%0aalert(1)",
+            "data:text/html,<script>alert(1)</script>",
+            "vbscript:msgbox(1)",
+            "//evil.example/x",
+            "/relative",
+            "https://",
+            "https:///path",
+            "ftp://example.org",
+            "https://exa mple.org",
+            "https://example.org/\u{0}",
+            "http:\\\\evil.example",
+            "",
+        ] {
+            assert!(!is_safe_link(url), "{url:?}");
+        }
+    }
+
+    #[test]
+    fn domains() {
+        assert_eq!(domain("https://WWW.Example.org:8443/a"), "example.org");
+        assert_eq!(
+            domain("https://docs.example.org/tokio/"),
+            "docs.example.org"
+        );
+        assert_eq!(domain("https://user:pw@example.org"), "example.org");
+        assert_eq!(domain("http://[::1]:80/"), "[::1]");
+        assert_eq!(domain("not a url"), "not a url");
+    }
+
+    #[test]
+    fn normalised_duplicates() {
+        let same = [
+            "https://www.example.com/blog/post/",
+            "http://example.com/blog/post",
+            "https://EXAMPLE.com/blog/post#section",
+            "https://example.com/blog/post?utm_source=x&utm_medium=y",
+        ];
+        for url in same {
+            assert_eq!(normalise(url), "example.com/blog/post", "{url}");
+        }
+        assert_eq!(
+            normalise("https://example.com/p?id=3&utm_campaign=z"),
+            "example.com/p?id=3"
+        );
+        assert_ne!(
+            normalise("https://example.com/p?id=3"),
+            normalise("https://example.com/p?id=4")
+        );
+        // The path keeps its case: only the host is case-insensitive.
+        assert_ne!(
+            normalise("https://example.com/A"),
+            normalise("https://example.com/a")
+        );
+    }
+}
