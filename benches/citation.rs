@@ -86,5 +86,23 @@ fn bench_pipeline(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_pipeline);
+/// Where the time goes: the Markdown parser alone, and the marker scanner alone.
+fn bench_parts(c: &mut Criterion) {
+    let text = answer(20);
+    let mut group = c.benchmark_group("citation_parts_20KB");
+    group.bench_function("pulldown_cmark_events", |b| {
+        b.iter(|| {
+            let options = pulldown_cmark::Options::ENABLE_TABLES
+                | pulldown_cmark::Options::ENABLE_STRIKETHROUGH
+                | pulldown_cmark::Options::ENABLE_TASKLISTS;
+            pulldown_cmark::Parser::new_ext(black_box(&text), options).count()
+        })
+    });
+    group.bench_function("marker_scan", |b| {
+        b.iter(|| cited::citation::markers::scan(black_box(&text)).len())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_pipeline, bench_parts);
 criterion_main!(benches);

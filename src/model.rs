@@ -83,3 +83,13 @@ pub struct Source {
     #[serde(default)]
     pub kind: SourceKind,
 }
+
+/// The health of an outside service (SearXNG, the model), as the settings panel shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServiceStatus {
+    pub ok: bool,
+    /// Where cited looks for the service.
+    pub url: String,
+    /// What is wrong and how to fix it; empty when `ok`.
+    pub message: String,
+}

@@ -2,6 +2,8 @@
 //! server. Nothing below this module compiles to wasm, and nothing outside it does IO.
 
 pub mod config;
+pub mod doctor;
+pub mod search;
 pub mod serve;
 pub mod session;
 pub mod state;

@@ -1,5 +1,7 @@
 //! Whole-app tests: the real server on 127.0.0.1:0, driven over HTTP with reqwest.
 
+mod search;
+mod searxng;
 mod server;
 
 use std::net::SocketAddr;

@@ -5,6 +5,9 @@
 //! the exact layout of seed 002. Each list exists as data (for the UI) and as Markdown (for
 //! copy and export); when nothing is cited there is no list at all.
 
+use std::fmt::Write;
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::citation::registry::{CitationEntry, Registry};
@@ -18,17 +21,17 @@ pub const AGENT_HEADING: &str = "📚 引用文章列表";
 pub struct RoundGroup {
     pub round: u32,
     pub query: String,
-    pub entries: Vec<CitationEntry>,
+    pub entries: Vec<Arc<CitationEntry>>,
 }
 
 /// The cited entries, in number order. Unknown numbers are skipped.
-pub fn cited_entries(registry: &Registry, used: &[u32]) -> Vec<CitationEntry> {
+pub fn cited_entries(registry: &Registry, used: &[u32]) -> Vec<Arc<CitationEntry>> {
     let mut numbers = used.to_vec();
     numbers.sort_unstable();
     numbers.dedup();
     numbers
         .into_iter()
-        .filter_map(|number| registry.get(number).cloned())
+        .filter_map(|number| registry.shared(number).cloned())
         .collect()
 }
 
@@ -56,9 +59,12 @@ pub fn chat_markdown(registry: &Registry, used: &[u32]) -> String {
     if entries.is_empty() {
         return String::new();
     }
-    let mut lines = vec!["\n\n---".to_string(), format!("**{CHAT_HEADING}:**\n")];
-    lines.extend(entries.iter().map(entry_line));
-    lines.join("\n")
+    let mut out = format!("\n\n---\n**{CHAT_HEADING}:**\n");
+    for entry in &entries {
+        out.push('\n');
+        push_entry_line(&mut out, entry);
+    }
+    out
 }
 
 /// Agent/Research's grouped list as Markdown (seed 002 layout); empty when nothing is
@@ -68,69 +74,88 @@ pub fn agent_markdown(registry: &Registry, used: &[u32]) -> String {
     if groups.is_empty() {
         return String::new();
     }
-    let mut lines = vec!["\n\n---".to_string(), format!("**{AGENT_HEADING}:**")];
+    let mut out = format!("\n\n---\n**{AGENT_HEADING}:**\n");
     for group in &groups {
-        lines.push(String::new());
-        lines.push(format!(
-            "**第 {} 次搜索** (查询: {})",
-            group.round,
-            one_line(&group.query)
-        ));
+        out.push_str("\n**第 ");
+        let _ = write!(out, "{}", group.round);
+        out.push_str(" 次搜索** (查询: ");
+        push_one_line(&mut out, &group.query);
+        out.push(')');
         for entry in &group.entries {
-            let mut line = entry_line(entry);
+            out.push('\n');
+            push_entry_line(&mut out, entry);
             if !entry.also_in_rounds.is_empty() {
-                let rounds: Vec<String> = std::iter::once(entry.round)
+                out.push_str(" - 来自: ");
+                for (idx, round) in std::iter::once(entry.round)
                     .chain(entry.also_in_rounds.iter().copied())
-                    .map(|round| format!("第{round}次搜索"))
-                    .collect();
-                line.push_str(&format!(" - 来自: {}", rounds.join(", ")));
+                    .enumerate()
+                {
+                    if idx > 0 {
+                        out.push_str(", ");
+                    }
+                    let _ = write!(out, "第{round}次搜索");
+                }
             }
-            lines.push(line);
         }
+        out.push('\n');
     }
-    lines.join("\n")
-}
-
-/// `3. [Title](URL) - `domain``, with the title escaped so it cannot break the link.
-fn entry_line(entry: &CitationEntry) -> String {
-    let title = escape_title(if entry.title.trim().is_empty() {
-        &entry.url
-    } else {
-        &entry.title
-    });
-    if urls::is_safe_link(&entry.url) {
-        format!(
-            "{}. [{}]({}) - `{}`",
-            entry.number,
-            title,
-            escape_url(&entry.url),
-            entry.domain
-        )
-    } else {
-        format!("{}. {} - `{}`", entry.number, title, entry.domain)
-    }
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn escape_title(title: &str) -> String {
-    let mut out = String::with_capacity(title.len());
-    for c in one_line(title).chars() {
-        if matches!(c, '\\' | '[' | ']' | '*' | '_' | '`' | '<' | '>') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
+    out.pop();
     out
 }
 
-fn escape_url(url: &str) -> String {
-    url.replace('(', "%28")
-        .replace(')', "%29")
-        .replace('<', "%3C")
-        .replace('>', "%3E")
+/// `3. [Title](URL) - `domain``, with the title escaped so it cannot break the link.
+fn push_entry_line(out: &mut String, entry: &CitationEntry) {
+    let title = if entry.title.trim().is_empty() {
+        &entry.url
+    } else {
+        &entry.title
+    };
+    let _ = write!(out, "{}. ", entry.number);
+    let link = urls::is_safe_link(&entry.url);
+    if link {
+        out.push('[');
+    }
+    for (idx, word) in title.split_whitespace().enumerate() {
+        if idx > 0 {
+            out.push(' ');
+        }
+        let mut rest = word;
+        while let Some(at) = rest.find(['\\', '[', ']', '*', '_', '`', '<', '>']) {
+            out.push_str(&rest[..at]);
+            out.push('\\');
+            out.push_str(&rest[at..at + 1]);
+            rest = &rest[at + 1..];
+        }
+        out.push_str(rest);
+    }
+    if link {
+        out.push_str("](");
+        let mut rest = entry.url.as_str();
+        while let Some(at) = rest.find(['(', ')', '<', '>']) {
+            out.push_str(&rest[..at]);
+            out.push_str(match &rest[at..at + 1] {
+                "(" => "%28",
+                ")" => "%29",
+                "<" => "%3C",
+                _ => "%3E",
+            });
+            rest = &rest[at + 1..];
+        }
+        out.push_str(rest);
+        out.push(')');
+    }
+    out.push_str(" - `");
+    out.push_str(&entry.domain);
+    out.push('`');
+}
+
+fn push_one_line(out: &mut String, text: &str) {
+    for (idx, word) in text.split_whitespace().enumerate() {
+        if idx > 0 {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
 }
 
 #[cfg(test)]

@@ -31,10 +31,15 @@ pub fn scan(text: &str) -> Vec<Marker> {
     let mut markers: Vec<Marker> = Vec::new();
     let mut pos = 0;
     while pos < bytes.len() {
-        let Some(offset) = text[pos..].find(['[', '【']) else {
+        // A byte scan: `[` is 0x5B and `【` is E3 80 90, so look for 0x5B or 0xE3 and check.
+        let Some(offset) = memchr::memchr2(b'[', 0xE3, &bytes[pos..]) else {
             break;
         };
         let start = pos + offset;
+        if bytes[start] == 0xE3 && !text[start..].starts_with('【') {
+            pos = start + 1;
+            continue;
+        }
         let Some(group) = parse_group(text, start) else {
             pos = start + open_len(bytes[start]);
             continue;

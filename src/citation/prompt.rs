@@ -56,7 +56,11 @@ pub enum PromptLang {
 }
 
 /// The numbered sources of a Chat answer, as injected into the prompt.
-pub fn chat_block(entries: &[CitationEntry], snippet_chars: usize, lang: PromptLang) -> String {
+pub fn chat_block<'a>(
+    entries: impl IntoIterator<Item = &'a CitationEntry>,
+    snippet_chars: usize,
+    lang: PromptLang,
+) -> String {
     let (source_label, snippet_label) = match lang {
         PromptLang::Zh => ("来源", "摘要"),
         PromptLang::En => ("Source", "Snippet"),
@@ -160,6 +164,10 @@ mod tests {
             来源: a.example.org (https://a.example.org/2)
             摘要: a snippet 2
         "#]]
-        .assert_eq(&chat_block(registry.entries(), 200, PromptLang::Zh));
+        .assert_eq(&chat_block(
+            registry.entries().iter().map(|e| &**e),
+            200,
+            PromptLang::Zh,
+        ));
     }
 }

@@ -10,6 +10,7 @@
 //! (compared in [`urls::normalise`] form) keeps its number and records the extra round.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -66,7 +67,8 @@ pub enum Conflict {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "RegistryData", into = "RegistryData")]
 pub struct Registry {
-    entries: Vec<CitationEntry>,
+    /// Shared so that render trees and lists point at entries instead of copying them.
+    entries: Vec<Arc<CitationEntry>>,
     rounds: Vec<Round>,
     dedup: bool,
     /// Normalised URL → number; only maintained in dedup mode.
@@ -110,7 +112,7 @@ impl Registry {
             if self.dedup {
                 let key = urls::normalise(&source.url);
                 if let Some(&number) = self.by_url.get(&key) {
-                    let entry = &mut self.entries[number as usize - 1];
+                    let entry = Arc::make_mut(&mut self.entries[number as usize - 1]);
                     if entry.round != round && !entry.also_in_rounds.contains(&round) {
                         entry.also_in_rounds.push(round);
                     }
@@ -120,7 +122,7 @@ impl Registry {
                 self.by_url.insert(key, self.next_number());
             }
             let number = self.next_number();
-            self.entries.push(CitationEntry {
+            self.entries.push(Arc::new(CitationEntry {
                 number,
                 url: source.url.clone(),
                 title: source.title.clone(),
@@ -130,7 +132,7 @@ impl Registry {
                 round,
                 kind: source.kind,
                 also_in_rounds: Vec::new(),
-            });
+            }));
             numbers.push(number);
         }
         let last_new = self.next_number() - 1;
@@ -149,12 +151,17 @@ impl Registry {
 
     /// The entry with this number.
     pub fn get(&self, number: u32) -> Option<&CitationEntry> {
+        self.shared(number).map(|entry| &**entry)
+    }
+
+    /// The entry with this number, shared rather than copied.
+    pub fn shared(&self, number: u32) -> Option<&Arc<CitationEntry>> {
         let entry = self.entries.get((number as usize).checked_sub(1)?)?;
         // Guards lookups even in a registry that has not been repaired yet.
         (entry.number == number).then_some(entry)
     }
 
-    pub fn entries(&self) -> &[CitationEntry] {
+    pub fn entries(&self) -> &[Arc<CitationEntry>] {
         &self.entries
     }
 
@@ -212,7 +219,9 @@ impl Registry {
     /// numbers that exist, and the URL index is rebuilt.
     pub fn repair(&mut self) {
         for (position, entry) in self.entries.iter_mut().enumerate() {
-            entry.number = position as u32 + 1;
+            if entry.number != position as u32 + 1 {
+                Arc::make_mut(entry).number = position as u32 + 1;
+            }
         }
         let len = self.entries.len() as u32;
         for round in &mut self.rounds {
@@ -236,7 +245,7 @@ impl Registry {
 /// The serialised form: the URL index is derived, so it is rebuilt on load.
 #[derive(Serialize, Deserialize)]
 struct RegistryData {
-    entries: Vec<CitationEntry>,
+    entries: Vec<Arc<CitationEntry>>,
     rounds: Vec<Round>,
     #[serde(default)]
     dedup: bool,

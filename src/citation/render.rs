@@ -10,9 +10,10 @@
 //! reported in [`Rendered::problems`] (seed 002 "引用丢失"). Rendering a partial answer is
 //! fine: an unfinished `[1` at the end is text until its `]` arrives.
 
-use pulldown_cmark::{
-    Alignment, CodeBlockKind, Event, LinkType, Options, Parser, Tag, TextMergeStream,
-};
+use std::sync::Arc;
+
+use pulldown_cmark::{Alignment, CodeBlockKind, Event, LinkType, Options, Parser, Tag};
+
 use serde::{Deserialize, Serialize};
 
 use crate::citation::markers;
@@ -85,12 +86,10 @@ pub enum Inline {
 pub enum Cite {
     Found {
         number: u32,
-        entry: CitationEntry,
+        entry: Arc<CitationEntry>,
     },
     /// A number of the same marker that the registry does not know; shown as `[n]` text.
-    Missing {
-        number: u32,
-    },
+    Missing { number: u32 },
 }
 
 /// A marker number the registry does not know. The caller logs it.
@@ -227,8 +226,22 @@ pub fn render(answer: &str, registry: &Registry) -> Rendered {
         stack: vec![Frame::Blocks(Vec::new())],
         problems: Vec::new(),
     };
-    for event in TextMergeStream::new(Parser::new_ext(answer, options)) {
-        builder.event(event);
+    // The parser may split one run of text into several events (at `[`, for instance);
+    // markers can only be found in the whole run, so adjacent text is joined first.
+    let mut pending = String::new();
+    for event in Parser::new_ext(answer, options) {
+        match event {
+            Event::Text(text) => pending.push_str(&text),
+            event => {
+                if !pending.is_empty() {
+                    builder.event(Event::Text(std::mem::take(&mut pending).into()));
+                }
+                builder.event(event);
+            }
+        }
+    }
+    if !pending.is_empty() {
+        builder.event(Event::Text(pending.into()));
     }
     // A well-formed event stream closes every frame; fold whatever is left to be safe.
     while builder.stack.len() > 1 {
@@ -566,7 +579,7 @@ impl Builder<'_> {
             let cites: Vec<Cite> = marker
                 .numbers
                 .iter()
-                .map(|&number| match self.registry.get(number) {
+                .map(|&number| match self.registry.shared(number) {
                     Some(entry) => Cite::Found {
                         number,
                         entry: entry.clone(),

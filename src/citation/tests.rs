@@ -512,7 +512,7 @@ proptest! {
         let rendered = render(&answer, &registry);
         rendered.for_each_cite(|cite| {
             if let Cite::Found { number, entry } = cite {
-                assert_eq!(registry.get(*number), Some(entry));
+                assert_eq!(registry.get(*number), Some(&**entry));
             }
         });
         for number in used_numbers(&answer, &registry) {

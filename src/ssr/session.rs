@@ -18,6 +18,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 use crate::model::Settings;
+use crate::ssr::search::cache::SearchCache;
 use crate::ssr::state::AppState;
 
 pub const COOKIE_NAME: &str = "cited_session";
@@ -67,6 +68,8 @@ pub struct Session {
     pub id: SessionId,
     last_seen: Mutex<Instant>,
     settings: Mutex<Settings>,
+    /// Identical searches within the session are answered from here.
+    search_cache: Mutex<SearchCache>,
 }
 
 impl Session {
@@ -75,6 +78,7 @@ impl Session {
             id,
             last_seen: Mutex::new(now),
             settings: Mutex::new(Settings::default()),
+            search_cache: Mutex::new(SearchCache::default()),
         }
     }
 
@@ -86,6 +90,17 @@ impl Session {
         let mut settings = lock(&self.settings);
         update(&mut settings);
         *settings
+    }
+
+    /// Runs `f` with the session's search cache locked. Never hold it across an `.await`.
+    pub fn with_search_cache<T>(&self, f: impl FnOnce(&mut SearchCache) -> T) -> T {
+        f(&mut lock(&self.search_cache))
+    }
+
+    /// `/reset`: forgets the session's searches (and, as the modes arrive, its
+    /// conversation and citation registry). Settings stay.
+    pub fn reset(&self) {
+        lock(&self.search_cache).clear();
     }
 
     fn touch(&self, now: Instant) {

