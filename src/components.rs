@@ -3,6 +3,7 @@
 
 pub mod composer;
 pub mod conversation;
+pub mod service_status;
 pub mod settings;
 pub mod workspace;
 

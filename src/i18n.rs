@@ -35,6 +35,10 @@ pub struct Texts {
     pub mode_confirmed: &'static str,
     pub save_failed: &'static str,
     pub no_script: &'static str,
+    pub searxng_checking: &'static str,
+    pub searxng_ok: &'static str,
+    pub searxng_bad: &'static str,
+    pub recheck: &'static str,
 }
 
 pub const ZH_CN: Texts = Texts {
@@ -58,6 +62,10 @@ pub const ZH_CN: Texts = Texts {
     mode_confirmed: "已切换到",
     save_failed: "设置未能保存",
     no_script: "此页面需要 JavaScript 才能提问；设置和对话记录仍可查看。",
+    searxng_checking: "正在检查 SearXNG…",
+    searxng_ok: "SearXNG 正常",
+    searxng_bad: "SearXNG 不可用",
+    recheck: "重新检查",
 };
 
 pub const EN: Texts = Texts {
@@ -81,6 +89,10 @@ pub const EN: Texts = Texts {
     mode_confirmed: "Switched to",
     save_failed: "The setting was not saved",
     no_script: "Asking needs JavaScript; settings and the conversation stay readable.",
+    searxng_checking: "Checking SearXNG…",
+    searxng_ok: "SearXNG is working",
+    searxng_bad: "SearXNG is unavailable",
+    recheck: "Check again",
 };
 
 impl Lang {

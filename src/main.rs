@@ -1,4 +1,5 @@
-//! The `cited` binary: `cited` (or `cited serve`) runs the web app.
+//! The `cited` binary: `cited` (or `cited serve`) runs the web app; `cited doctor` checks
+//! SearXNG and the model endpoint.
 
 use std::process::ExitCode;
 
@@ -23,6 +24,9 @@ struct Cli {
 enum Command {
     /// Serve the web app on CITED_ADDR (the default command).
     Serve,
+    /// Check SearXNG and the model endpoint; print each problem with its fix. Exits 1 when
+    /// something is wrong.
+    Doctor,
 }
 
 fn main() -> ExitCode {
@@ -44,6 +48,26 @@ fn main() -> ExitCode {
     };
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => runtime.block_on(serve_app(config)),
+        Command::Doctor => runtime.block_on(doctor(config)),
+    }
+}
+
+#[allow(
+    clippy::print_stdout,
+    reason = "the doctor's report is the command's output"
+)]
+async fn doctor(config: Config) -> ExitCode {
+    let findings = cited::ssr::doctor::run(&config).await;
+    for finding in &findings {
+        println!("{finding}");
+    }
+    if findings
+        .iter()
+        .any(|f| f.verdict == cited::ssr::doctor::Verdict::Problem)
+    {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
 }
 
@@ -60,7 +84,13 @@ async fn serve_app(config: Config) -> ExitCode {
         }
     };
     tracing::info!("cited is listening on http://{addr}");
-    match serve::run(listener, AppState::new(config), serve::shutdown_signal()).await {
+    let state = AppState::new(config);
+    // One clear line about SearXNG at startup, with the fix when it is not usable.
+    let health = state.search_health.clone();
+    tokio::spawn(async move {
+        let _ = health.status(std::time::Duration::ZERO).await;
+    });
+    match serve::run(listener, state, serve::shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             tracing::error!(%error, "the server stopped with an error");

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 
+use crate::components::service_status::SearchStatus;
 use crate::components::{use_lang, use_texts};
 use crate::model::{Mode, Settings};
 use crate::server_fns::UpdateSettings;
@@ -121,6 +122,7 @@ pub fn SettingsPanel(settings: RwSignal<Settings>) -> impl IntoView {
                 <p class="field-note" id="search-switch-note">{switch_note}</p>
             </div>
             <p class="confirmation" aria-live="polite">{move || confirmation.get()}</p>
+            <SearchStatus/>
         </aside>
     }
 }

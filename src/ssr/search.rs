@@ -222,3 +222,31 @@ pub fn has_han(text: &str) -> bool {
             0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2A6DF | 0x2A700..=0x2EBEF | 0x30000..=0x3134F)
     })
 }
+
+/// Whether a search was answered from the session's cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheUse {
+    Hit,
+    Miss,
+}
+
+/// Searches through the session's LRU cache: an identical query (same options) in the same
+/// session is answered from memory, and only successful searches are remembered.
+pub async fn cached_search(
+    session: &crate::ssr::session::Session,
+    provider: &dyn SearchProvider,
+    query: &str,
+    options: &SearchOptions,
+) -> (Result<SearchResults, SearchError>, CacheUse) {
+    let key = cache::CacheKey::new(query, options);
+    if let Some(results) = session.with_search_cache(|cache| cache.get(&key)) {
+        tracing::info!(session = ?session.id, query, n_results = results.sources.len(), "search cache hit");
+        return (Ok(results), CacheUse::Hit);
+    }
+    tracing::debug!(session = ?session.id, query, "search cache miss");
+    let result = provider.search(query, options).await;
+    if let Ok(results) = &result {
+        session.with_search_cache(|cache| cache.put(key, results.clone()));
+    }
+    (result, CacheUse::Miss)
+}

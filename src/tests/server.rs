@@ -188,3 +188,34 @@ async fn forged_session_ids_are_replaced() {
         "the server mints its own ids: {cookie}"
     );
 }
+
+#[tokio::test]
+async fn search_status_reports_searxng_health_with_the_fix() {
+    let good = TestServer::start(&[("CITED_SEARXNG_URL", &super::searxng::shared().url)]).await;
+    let response = browser()
+        .post(good.url("/api/search_status"))
+        .send()
+        .await
+        .unwrap();
+    let status: crate::model::ServiceStatus = response.json().await.unwrap();
+    assert!(status.ok, "{status:?}");
+    assert!(status.message.is_empty());
+
+    let port = super::searxng::free_port();
+    let down =
+        TestServer::start(&[("CITED_SEARXNG_URL", &format!("http://127.0.0.1:{port}"))]).await;
+    let response = browser()
+        .post(down.url("/api/search_status"))
+        .form(&[("refresh", "true")])
+        .send()
+        .await
+        .unwrap();
+    let status: crate::model::ServiceStatus = response.json().await.unwrap();
+    assert!(!status.ok);
+    assert!(
+        status
+            .message
+            .contains("docker compose -f searxng/docker-compose.yml up -d"),
+        "{status:?}"
+    );
+}

@@ -69,10 +69,13 @@ pub async fn check(searxng: &Searxng) -> Result<(), SearchError> {
     }
 }
 
+/// The result of one check; shared, since `SearchError` cannot be cloned.
+pub type Health = Result<(), std::sync::Arc<SearchError>>;
+
 /// The last health check, shared by everyone who asks, refreshed when it is too old.
 pub struct HealthMonitor {
     searxng: Searxng,
-    last: tokio::sync::Mutex<Option<(std::time::Instant, Result<(), std::sync::Arc<SearchError>>)>>,
+    last: tokio::sync::Mutex<Option<(std::time::Instant, Health)>>,
 }
 
 impl HealthMonitor {

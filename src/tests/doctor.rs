@@ -1,0 +1,134 @@
+//! `cited doctor` against a real SearXNG and a fake model endpoint.
+
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::json;
+
+use super::searxng;
+use crate::ssr::config::Config;
+use crate::ssr::doctor::{self, Verdict};
+
+/// `/v1/models` answering like OpenAI, requiring the key `sk-good`.
+async fn fake_models() -> String {
+    let app = Router::new().route(
+        "/v1/models",
+        get(|headers: HeaderMap| async move {
+            if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some("Bearer sk-good")
+            {
+                return Err((
+                    StatusCode::UNAUTHORIZED,
+                    Json(json!({"error": {"message": "Incorrect API key"}})),
+                ));
+            }
+            Ok(Json(
+                json!({"object": "list", "data": [{"id": "qwen-plus"}, {"id": "deepseek-chat"}]}),
+            ))
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{addr}/v1")
+}
+
+fn config(vars: &[(&str, &str)]) -> Config {
+    let (config, warnings) = Config::from_vars(|name| {
+        vars.iter()
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| value.to_string())
+    });
+    assert!(warnings.is_empty(), "{warnings:?}");
+    config
+}
+
+fn verdicts(findings: &[doctor::Finding]) -> Vec<(&'static str, Verdict)> {
+    findings
+        .iter()
+        .map(|f| (f.subject, f.verdict.clone()))
+        .collect()
+}
+
+#[tokio::test]
+async fn all_good() {
+    let models = fake_models().await;
+    let findings = doctor::run(&config(&[
+        ("CITED_SEARXNG_URL", &searxng::shared().url),
+        ("CITED_LLM_BASE_URL", &models),
+        ("CITED_LLM_API_KEY", "sk-good"),
+        ("CITED_LLM_MODEL", "qwen-plus"),
+    ]))
+    .await;
+    assert_eq!(
+        verdicts(&findings),
+        vec![("SearXNG", Verdict::Ok), ("model", Verdict::Ok)],
+        "{findings:?}"
+    );
+}
+
+#[tokio::test]
+async fn each_problem_comes_with_its_fix() {
+    let models = fake_models().await;
+    let findings = doctor::run(&config(&[
+        ("CITED_SEARXNG_URL", &searxng::shared_json_disabled().url),
+        ("CITED_LLM_BASE_URL", &models),
+        ("CITED_LLM_API_KEY", "sk-wrong"),
+    ]))
+    .await;
+    assert_eq!(
+        verdicts(&findings),
+        vec![("SearXNG", Verdict::Problem), ("model", Verdict::Problem)]
+    );
+    assert!(
+        findings[0].text.contains("search.formats"),
+        "{}",
+        findings[0]
+    );
+    assert!(
+        findings[1].text.contains("CITED_LLM_API_KEY"),
+        "{}",
+        findings[1]
+    );
+    assert!(
+        !findings[1].to_string().contains("sk-wrong"),
+        "the key never prints"
+    );
+
+    let findings = doctor::run(&config(&[
+        ("CITED_SEARXNG_URL", &searxng::shared().url),
+        ("CITED_LLM_BASE_URL", &models),
+        ("CITED_LLM_API_KEY", "sk-good"),
+        ("CITED_LLM_MODEL", "gpt-9"),
+    ]))
+    .await;
+    assert_eq!(findings[1].verdict, Verdict::Problem);
+    assert!(
+        findings[1].text.contains("qwen-plus, deepseek-chat"),
+        "{}",
+        findings[1]
+    );
+
+    let closed = searxng::free_port();
+    let findings = doctor::run(&config(&[
+        ("CITED_SEARXNG_URL", &searxng::shared().url),
+        (
+            "CITED_LLM_BASE_URL",
+            &format!("http://127.0.0.1:{closed}/v1"),
+        ),
+    ]))
+    .await;
+    assert!(
+        findings[1].text.contains("is the model server running"),
+        "{}",
+        findings[1]
+    );
+}
+
+#[tokio::test]
+async fn no_model_is_a_note_not_a_failure() {
+    let findings = doctor::run(&config(&[("CITED_SEARXNG_URL", &searxng::shared().url)])).await;
+    assert_eq!(
+        verdicts(&findings),
+        vec![("SearXNG", Verdict::Ok), ("model", Verdict::Note)]
+    );
+}
