@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod doctor;
+pub mod llm;
 pub mod search;
 pub mod serve;
 pub mod session;

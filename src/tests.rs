@@ -1,6 +1,7 @@
 //! Whole-app tests: the real server on 127.0.0.1:0, driven over HTTP with reqwest.
 
 mod doctor;
+mod llm;
 mod search;
 mod searxng;
 mod server;

@@ -77,6 +77,8 @@ pub struct Config {
     pub search_language: SearchLanguage,
     pub snippet_chars: usize,
     pub llm: Option<LlmConfig>,
+    /// Characters of prompt (system, history, sources, question) sent to the model at most.
+    pub llm_context_chars: usize,
     /// A `tracing_subscriber::EnvFilter` directive string, already checked.
     pub log: String,
     pub max_question_chars: usize,
@@ -194,6 +196,12 @@ impl Config {
         let site_root = reader.parse("CITED_SITE_ROOT", "a folder path", "target/site", |raw| {
             Some(PathBuf::from(raw.trim()))
         });
+        let llm_context_chars = reader.parse(
+            "CITED_LLM_CONTEXT_CHARS",
+            "a whole number from 2000 to 2000000",
+            "32000",
+            |raw| parse_in_range(raw, 2000, 2_000_000),
+        );
         let llm = reader.llm();
         let config = Config {
             addr,
@@ -203,6 +211,7 @@ impl Config {
             search_language,
             snippet_chars,
             llm,
+            llm_context_chars,
             log,
             max_question_chars,
             session_idle,
@@ -238,6 +247,7 @@ impl fmt::Display for Config {
             }
             None => writeln!(f, "CITED_LLM_BASE_URL=(none: offline extractive answers)")?,
         }
+        writeln!(f, "CITED_LLM_CONTEXT_CHARS={}", self.llm_context_chars)?;
         writeln!(f, "CITED_LOG={}", self.log)?;
         writeln!(f, "CITED_MAX_QUESTION_CHARS={}", self.max_question_chars)?;
         writeln!(
@@ -386,6 +396,7 @@ mod tests {
         assert_eq!(config.search_language, SearchLanguage::Auto);
         assert_eq!(config.snippet_chars, 200);
         assert_eq!(config.llm, None);
+        assert_eq!(config.llm_context_chars, 32000);
         assert_eq!(config.log, DEFAULT_LOG);
         assert_eq!(config.max_question_chars, 8000);
         assert_eq!(config.session_idle, Duration::from_secs(24 * 3600));
@@ -470,6 +481,7 @@ mod tests {
         check_rejected("CITED_LOG", "cited=loud", DEFAULT_LOG);
         check_rejected("CITED_MAX_QUESTION_CHARS", "10", "8000");
         check_rejected("CITED_SESSION_IDLE_MINS", "0", "1440");
+        check_rejected("CITED_LLM_CONTEXT_CHARS", "100", "32000");
     }
 
     #[test]

@@ -6,6 +6,9 @@ use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
 
 use crate::ssr::config::Config;
+use crate::ssr::llm::extractive::Extractive;
+use crate::ssr::llm::openai::{ClientOptions, OpenAiClient};
+use crate::ssr::llm::ChatModel;
 use crate::ssr::search::health::HealthMonitor;
 use crate::ssr::search::searxng::Searxng;
 use crate::ssr::search::SearchProvider;
@@ -19,6 +22,8 @@ pub struct AppState {
     /// Web search (SearXNG).
     pub search: Arc<dyn SearchProvider>,
     pub search_health: Arc<HealthMonitor>,
+    /// The configured model, or the offline extractive answerer when there is none.
+    pub llm: Arc<dyn ChatModel>,
 }
 
 impl AppState {
@@ -30,7 +35,12 @@ impl AppState {
             .site_addr(config.addr)
             .build();
         let searxng = Searxng::new(&config);
+        let llm: Arc<dyn ChatModel> = match &config.llm {
+            Some(llm) => Arc::new(OpenAiClient::new(llm, ClientOptions::default())),
+            None => Arc::new(Extractive),
+        };
         AppState {
+            llm,
             sessions: Arc::new(SessionStore::new(config.session_idle)),
             search: Arc::new(searxng.clone()),
             search_health: Arc::new(HealthMonitor::new(searxng)),

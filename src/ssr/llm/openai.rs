@@ -1,0 +1,373 @@
+//! The OpenAI-compatible chat-completions client: `POST {base}/chat/completions` with
+//! `stream: true`, read as server-sent events.
+//!
+//! SSE framing comes from the `eventsource-stream` crate (it follows the spec: CRLF, multi-
+//! line `data:`, comments, events split anywhere across network chunks); the OpenAI delta
+//! format is assembled by our own sans-IO [`DeltaAssembler`], leniently, because compatible
+//! servers (Ollama, vLLM, llama.cpp, DeepSeek, DashScope) differ in small ways a strictly
+//! typed client trips over.
+//!
+//! Before the stream starts, 429 and 5xx answers are retried with bounded exponential
+//! backoff that honours `Retry-After`. Timeouts: connect, first byte (headers), and idle
+//! between stream events. Dropping the returned stream closes the connection.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use eventsource_stream::{EventStreamError, Eventsource};
+use futures_util::{Stream, StreamExt};
+use reqwest::header::HeaderMap;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::ssr::config::{LlmConfig, Secret};
+use crate::ssr::llm::deltas::DeltaAssembler;
+use crate::ssr::llm::{ChatEvent, ChatModel, ChatRequest, ChatStream, LlmError, ModelKind};
+
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    pub connect_timeout: Duration,
+    /// Until the response headers arrive (a slow first token is normal for big models).
+    pub first_byte_timeout: Duration,
+    /// Between two stream events once streaming has started.
+    pub idle_timeout: Duration,
+    /// Retries after the first attempt, for 429 and 5xx.
+    pub max_retries: u32,
+    pub backoff_base: Duration,
+    /// No single wait is longer; a `Retry-After` beyond it gives up at once.
+    pub max_backoff: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> ClientOptions {
+        ClientOptions {
+            connect_timeout: Duration::from_secs(10),
+            first_byte_timeout: Duration::from_secs(120),
+            idle_timeout: Duration::from_secs(60),
+            max_retries: 3,
+            backoff_base: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(20),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct OpenAiClient {
+    http: reqwest::Client,
+    base: String,
+    api_key: Option<Secret>,
+    model: String,
+    options: ClientOptions,
+}
+
+impl OpenAiClient {
+    pub fn new(config: &LlmConfig, options: ClientOptions) -> OpenAiClient {
+        crate::ssr::install_crypto_provider();
+        let http = reqwest::Client::builder()
+            .connect_timeout(options.connect_timeout)
+            .user_agent(concat!("cited/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .expect("a client with rustls and default settings always builds");
+        OpenAiClient {
+            http,
+            base: config.base_url.as_str().trim_end_matches('/').to_string(),
+            api_key: config.api_key.clone(),
+            model: config.model.clone(),
+            options,
+        }
+    }
+
+    fn body(&self, request: &ChatRequest, with_stream_options: bool) -> Value {
+        let mut body = json!({
+            "model": self.model,
+            "messages": request.messages.iter().map(|m| m.to_json()).collect::<Vec<_>>(),
+            "stream": true,
+        });
+        if with_stream_options {
+            body["stream_options"] = json!({ "include_usage": true });
+        }
+        if !request.tools.is_empty() {
+            body["tools"] = request.tools.iter().map(|t| t.to_json()).collect();
+        }
+        body
+    }
+
+    /// Sends the request, retrying 429/5xx, until a successful response starts.
+    async fn start(&self, request: &ChatRequest) -> Result<reqwest::Response, LlmError> {
+        let url = format!("{}/chat/completions", self.base);
+        let mut with_stream_options = true;
+        let mut attempt = 0;
+        loop {
+            let mut builder = self
+                .http
+                .post(&url)
+                .json(&self.body(request, with_stream_options));
+            if let Some(key) = &self.api_key {
+                builder = builder.bearer_auth(key.expose());
+            }
+            let response =
+                match tokio::time::timeout(self.options.first_byte_timeout, builder.send()).await {
+                    Err(_) => {
+                        return Err(LlmError::Timeout {
+                            url: self.base.clone(),
+                            after: self.options.first_byte_timeout,
+                        })
+                    }
+                    Ok(Err(error)) if error.is_connect() => {
+                        return Err(LlmError::Unreachable {
+                            url: self.base.clone(),
+                            source: error,
+                        })
+                    }
+                    Ok(Err(error)) if error.is_timeout() => {
+                        return Err(LlmError::Timeout {
+                            url: self.base.clone(),
+                            after: self.options.connect_timeout,
+                        })
+                    }
+                    Ok(Err(error)) => return Err(LlmError::Transport { source: error }),
+                    Ok(Ok(response)) => response,
+                };
+            let status = response.status();
+            if status.is_success() {
+                return Ok(response);
+            }
+            let retry_after = retry_after(response.headers());
+            let body = response.text().await.unwrap_or_default();
+            let message = error_message(&body);
+            // Some older servers reject the `stream_options` field: ask once more without it.
+            if status == StatusCode::BAD_REQUEST
+                && with_stream_options
+                && body.contains("stream_options")
+            {
+                with_stream_options = false;
+                continue;
+            }
+            let error = classify(status, message, retry_after, &self.model);
+            let retryable = status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error();
+            if !retryable || attempt >= self.options.max_retries {
+                return Err(error);
+            }
+            let backoff = self
+                .options
+                .backoff_base
+                .saturating_mul(1 << attempt.min(16));
+            let wait = match retry_after {
+                Some(wait) if wait > self.options.max_backoff => return Err(error),
+                Some(wait) => wait,
+                None => backoff.min(self.options.max_backoff),
+            };
+            tracing::warn!(
+                status = status.as_u16(),
+                attempt,
+                wait_ms = wait.as_millis() as u64,
+                "model server busy, retrying"
+            );
+            tokio::time::sleep(wait).await;
+            attempt += 1;
+        }
+    }
+}
+
+#[async_trait]
+impl ChatModel for OpenAiClient {
+    fn kind(&self) -> ModelKind {
+        ModelKind::Remote
+    }
+
+    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {
+        let response = self.start(&request).await?;
+        Ok(Box::pin(events(
+            response.bytes_stream(),
+            self.options.idle_timeout,
+        )))
+    }
+}
+
+/// Turns a byte stream of SSE into chat events, with an idle timeout between events.
+pub fn events<S, E>(
+    bytes: S,
+    idle_timeout: Duration,
+) -> impl Stream<Item = Result<ChatEvent, LlmError>> + Send
+where
+    S: Stream<Item = Result<bytes::Bytes, E>> + Send + Unpin + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    struct State<T> {
+        sse: T,
+        assembler: DeltaAssembler,
+        queue: VecDeque<ChatEvent>,
+        finished: bool,
+    }
+    let state = State {
+        sse: bytes.eventsource(),
+        assembler: DeltaAssembler::new(),
+        queue: VecDeque::new(),
+        finished: false,
+    };
+    futures_util::stream::unfold(state, move |mut state| async move {
+        loop {
+            if let Some(event) = state.queue.pop_front() {
+                return Some((Ok(event), state));
+            }
+            if state.finished {
+                return None;
+            }
+            let next = match tokio::time::timeout(idle_timeout, state.sse.next()).await {
+                Err(_) => {
+                    state.finished = true;
+                    return Some((
+                        Err(LlmError::IdleTimeout {
+                            after: idle_timeout,
+                        }),
+                        state,
+                    ));
+                }
+                Ok(next) => next,
+            };
+            let pushed = match next {
+                None => {
+                    state.finished = true;
+                    state.assembler.finish()
+                }
+                Some(Ok(event)) => state.assembler.push(&event.data),
+                Some(Err(EventStreamError::Utf8(_) | EventStreamError::Parser(_))) => {
+                    Err(LlmError::Truncated)
+                }
+                // The connection broke mid-stream: whatever came is all there is.
+                Some(Err(EventStreamError::Transport(_))) => Err(LlmError::Truncated),
+            };
+            match pushed {
+                Ok(events) => {
+                    state.queue.extend(events);
+                    if state.assembler.is_done() {
+                        state.finished = true;
+                    }
+                }
+                Err(error) => {
+                    state.finished = true;
+                    return Some((Err(error), state));
+                }
+            }
+        }
+    })
+}
+
+/// `Retry-After` in seconds (or OpenAI's `retry-after-ms`); HTTP dates are ignored.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let read = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+    };
+    if let Some(ms) = read("retry-after-ms").filter(|ms| ms.is_finite() && *ms >= 0.0) {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    read("retry-after")
+        .filter(|secs| secs.is_finite() && *secs >= 0.0 && *secs < 86_400.0)
+        .map(Duration::from_secs_f64)
+}
+
+fn error_message(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let message = parsed.as_ref().and_then(|value| {
+        value
+            .pointer("/error/message")
+            .or_else(|| value.get("error").filter(|e| e.is_string()))
+            .or_else(|| value.get("message"))
+            .or_else(|| value.get("detail"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
+    let message = message.unwrap_or_else(|| body.trim().to_string());
+    crate::citation::prompt::truncate_chars(&message, 300)
+}
+
+fn classify(
+    status: StatusCode,
+    message: String,
+    retry_after: Option<Duration>,
+    model: &str,
+) -> LlmError {
+    let lower = message.to_lowercase();
+    let too_long = [
+        "context_length",
+        "context length",
+        "maximum context",
+        "too long",
+        "context window",
+        "too many tokens",
+        "reduce the length",
+    ]
+    .iter()
+    .any(|needle| lower.contains(needle));
+    match status {
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => LlmError::Unauthorized {
+            status: status.as_u16(),
+        },
+        StatusCode::NOT_FOUND if lower.contains("model") => LlmError::ModelNotFound {
+            model: model.to_string(),
+        },
+        StatusCode::TOO_MANY_REQUESTS => LlmError::RateLimited { retry_after },
+        _ if too_long => LlmError::ContextTooLong { message },
+        status if status.is_server_error() => LlmError::Server {
+            status: status.as_u16(),
+            message,
+        },
+        StatusCode::NOT_FOUND => LlmError::BadRequest {
+            status: 404,
+            message: format!("{message} (does CITED_LLM_BASE_URL end with /v1?)"),
+        },
+        status => LlmError::BadRequest {
+            status: status.as_u16(),
+            message,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_headers() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(retry_after(&headers), None);
+        headers.insert("retry-after", "2".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+        headers.insert(
+            "retry-after",
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
+        assert_eq!(retry_after(&headers), None);
+        headers.insert("retry-after-ms", "1500".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_millis(1500)));
+    }
+
+    #[test]
+    fn errors_are_classified() {
+        let check = |status: u16, body: &str| {
+            let message = error_message(body);
+            format!(
+                "{:?}",
+                classify(StatusCode::from_u16(status).unwrap(), message, None, "m")
+            )
+        };
+        assert!(
+            check(401, r#"{"error":{"message":"Incorrect API key provided"}}"#)
+                .starts_with("Unauthorized")
+        );
+        assert!(check(
+            404,
+            r#"{"error":{"message":"The model `m` does not exist"}}"#
+        )
+        .starts_with("ModelNotFound"));
+        assert!(check(404, "404 page not found").starts_with("BadRequest"));
+        assert!(check(400, r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#).starts_with("ContextTooLong"));
+        assert!(check(429, "slow down").starts_with("RateLimited"));
+        assert!(check(503, "overloaded").starts_with("Server"));
+        assert!(check(422, r#"{"detail":"bad field"}"#).contains("bad field"));
+    }
+}
