@@ -396,7 +396,7 @@ mod tests {
 
     fn fixture(name: &str) -> Vec<u8> {
         let path = format!(
-            "{}/../shared/fixtures/searxng/{name}",
+            "{}/src/tests/fixtures/searxng/{name}",
             env!("CARGO_MANIFEST_DIR")
         );
         std::fs::read(&path).unwrap_or_else(|error| panic!("{path}: {error}"))
