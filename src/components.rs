@@ -1,6 +1,8 @@
 //! Views, one per file. They render data from `model` and strings from `i18n`; they never
 //! render model output, titles, snippets or URLs as HTML.
 
+pub mod answer;
+pub mod citation_link;
 pub mod composer;
 pub mod conversation;
 pub mod service_status;

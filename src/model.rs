@@ -93,3 +93,141 @@ pub struct ServiceStatus {
     /// What is wrong and how to fix it; empty when `ok`.
     pub message: String,
 }
+
+/// How serious a notice is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Info,
+    Warning,
+    Error,
+}
+
+/// A message for the user beside an answer: search degraded, no results, model failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Notice {
+    pub level: Level,
+    pub text: String,
+}
+
+/// One question and its answer, as the session keeps it and the page shows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Exchange {
+    pub id: u64,
+    pub mode: Mode,
+    pub question: String,
+    /// The answer text with its citation markers, exactly as the model wrote it.
+    pub answer: String,
+    /// Every source retrieved for this answer, numbered.
+    pub sources: Vec<std::sync::Arc<crate::citation::CitationEntry>>,
+    /// The numbers the answer cites, sorted.
+    pub cited: Vec<u32>,
+    pub notices: Vec<Notice>,
+    /// Written by the offline extractive answerer, not a model.
+    pub offline: bool,
+    /// The user pressed stop before the answer was complete.
+    pub stopped: bool,
+    pub done: bool,
+}
+
+/// One line of an answer's stream (newline-delimited JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AnswerEvent {
+    /// The answer has an id; `offline` answers come from the extractive answerer.
+    Started {
+        id: u64,
+        offline: bool,
+    },
+    /// What is happening now, for the status line (正在搜索…).
+    Status {
+        text: String,
+    },
+    Notice {
+        notice: Notice,
+    },
+    /// The numbered sources the answer may cite.
+    Sources {
+        sources: Vec<std::sync::Arc<crate::citation::CitationEntry>>,
+    },
+    /// A piece of answer text.
+    Token {
+        text: String,
+    },
+    /// The answer is complete (or stopped); `cited` lists the numbers it cites.
+    Done {
+        cited: Vec<u32>,
+        stopped: bool,
+    },
+    /// The answer failed; `message` says why and what to do.
+    Failed {
+        message: String,
+    },
+    /// A command (`/reset`, an unknown one) answered without a model.
+    Command {
+        text: String,
+        reset: bool,
+    },
+}
+
+impl AnswerEvent {
+    /// The event as one NDJSON line.
+    pub fn to_line(&self) -> String {
+        let mut line = serde_json::to_string(self).expect("answer events always serialise");
+        line.push('\n');
+        line
+    }
+}
+
+/// Splits a byte stream into NDJSON events, however the network cut it.
+#[derive(Debug, Default)]
+pub struct LineDecoder {
+    buffer: Vec<u8>,
+}
+
+impl LineDecoder {
+    /// Feeds bytes; returns every complete event (lines that fail to parse are skipped).
+    pub fn push(&mut self, bytes: &[u8]) -> Vec<AnswerEvent> {
+        self.buffer.extend_from_slice(bytes);
+        let mut events = Vec::new();
+        while let Some(end) = self.buffer.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.buffer.drain(..=end).collect();
+            if let Ok(event) = serde_json::from_slice::<AnswerEvent>(&line) {
+                events.push(event);
+            }
+        }
+        events
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answer_events_survive_any_split() {
+        let events = vec![
+            AnswerEvent::Started {
+                id: 7,
+                offline: false,
+            },
+            AnswerEvent::Token {
+                text: "量子计算 [1]\n很强".into(),
+            },
+            AnswerEvent::Done {
+                cited: vec![1],
+                stopped: false,
+            },
+        ];
+        let bytes: Vec<u8> = events
+            .iter()
+            .flat_map(|e| e.to_line().into_bytes())
+            .collect();
+        for split in 0..=bytes.len() {
+            let mut decoder = LineDecoder::default();
+            let mut got = decoder.push(&bytes[..split]);
+            got.extend(decoder.push(&bytes[split..]));
+            assert_eq!(got, events, "split at {split}");
+        }
+    }
+}

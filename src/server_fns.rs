@@ -1,10 +1,16 @@
 //! Server functions: the browser's API. One function per file, each at a fixed endpoint
 //! under `/api/` (listed in the README), each returning `AppError` for anything a user sees.
 
+mod ask;
+mod get_conversation;
 mod get_search_status;
 mod get_settings;
+mod stop_answer;
 mod update_settings;
 
+pub use ask::{ask, Ask};
+pub use get_conversation::{get_conversation, GetConversation};
 pub use get_search_status::{get_search_status, GetSearchStatus};
 pub use get_settings::{get_settings, GetSettings};
+pub use stop_answer::{stop_answer, StopAnswer};
 pub use update_settings::{update_settings, UpdateSettings};

@@ -1,9 +1,11 @@
 //! Everything that only runs on the server: configuration, state, sessions and the HTTP
 //! server. Nothing below this module compiles to wasm, and nothing outside it does IO.
 
+pub mod chat;
 pub mod config;
 pub mod doctor;
 pub mod llm;
+pub mod prompts;
 pub mod search;
 pub mod serve;
 pub mod session;

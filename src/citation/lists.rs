@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::citation::registry::{CitationEntry, Registry};
+use crate::citation::registry::CitationEntry;
+use crate::citation::render::Lookup;
 use crate::citation::urls;
 
 pub const CHAT_HEADING: &str = "参考文献";
@@ -25,18 +26,18 @@ pub struct RoundGroup {
 }
 
 /// The cited entries, in number order. Unknown numbers are skipped.
-pub fn cited_entries(registry: &Registry, used: &[u32]) -> Vec<Arc<CitationEntry>> {
+pub fn cited_entries(registry: &impl Lookup, used: &[u32]) -> Vec<Arc<CitationEntry>> {
     let mut numbers = used.to_vec();
     numbers.sort_unstable();
     numbers.dedup();
     numbers
         .into_iter()
-        .filter_map(|number| registry.shared(number).cloned())
+        .filter_map(|number| registry.lookup(number).cloned())
         .collect()
 }
 
 /// The cited entries grouped by the round that first found them, rounds in order.
-pub fn grouped_by_round(registry: &Registry, used: &[u32]) -> Vec<RoundGroup> {
+pub fn grouped_by_round(registry: &impl Lookup, used: &[u32]) -> Vec<RoundGroup> {
     let mut groups: Vec<RoundGroup> = Vec::new();
     let mut entries = cited_entries(registry, used);
     entries.sort_by_key(|entry| (entry.round, entry.number));
@@ -54,7 +55,7 @@ pub fn grouped_by_round(registry: &Registry, used: &[u32]) -> Vec<RoundGroup> {
 }
 
 /// Chat's list as Markdown; empty when nothing is cited.
-pub fn chat_markdown(registry: &Registry, used: &[u32]) -> String {
+pub fn chat_markdown(registry: &impl Lookup, used: &[u32]) -> String {
     let entries = cited_entries(registry, used);
     if entries.is_empty() {
         return String::new();
@@ -69,7 +70,7 @@ pub fn chat_markdown(registry: &Registry, used: &[u32]) -> String {
 
 /// Agent/Research's grouped list as Markdown (seed 002 layout); empty when nothing is
 /// cited. In dedup mode an entry found in several rounds says so ("来自: 第1次搜索, …").
-pub fn agent_markdown(registry: &Registry, used: &[u32]) -> String {
+pub fn agent_markdown(registry: &impl Lookup, used: &[u32]) -> String {
     let groups = grouped_by_round(registry, used);
     if groups.is_empty() {
         return String::new();
@@ -164,6 +165,7 @@ mod tests {
 
     use super::*;
     use crate::citation::registry::tests::sources;
+    use crate::citation::Registry;
     use crate::model::Source;
 
     fn two_rounds() -> Registry {

@@ -217,8 +217,53 @@ fn inline_cites(inlines: &[Inline], visit: &mut impl FnMut(&Cite)) {
     }
 }
 
-/// Renders an answer (complete or still streaming) against a registry.
-pub fn render(answer: &str, registry: &Registry) -> Rendered {
+/// Where rendering looks numbers up: a whole [`Registry`], or just the entries one answer
+/// may cite ([`SourceMap`]).
+pub trait Lookup {
+    fn lookup(&self, number: u32) -> Option<&Arc<CitationEntry>>;
+}
+
+impl Lookup for Registry {
+    fn lookup(&self, number: u32) -> Option<&Arc<CitationEntry>> {
+        self.shared(number)
+    }
+}
+
+/// The entries of one answer, keyed by number (what the browser holds).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceMap(std::collections::BTreeMap<u32, Arc<CitationEntry>>);
+
+impl SourceMap {
+    pub fn new(entries: impl IntoIterator<Item = Arc<CitationEntry>>) -> SourceMap {
+        SourceMap(
+            entries
+                .into_iter()
+                .map(|entry| (entry.number, entry))
+                .collect(),
+        )
+    }
+
+    pub fn entries(&self) -> impl Iterator<Item = &Arc<CitationEntry>> {
+        self.0.values()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Lookup for SourceMap {
+    fn lookup(&self, number: u32) -> Option<&Arc<CitationEntry>> {
+        self.0.get(&number)
+    }
+}
+
+/// Renders an answer (complete or still streaming) against its sources.
+pub fn render(answer: &str, registry: &impl Lookup) -> Rendered {
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut builder = Builder {
@@ -258,7 +303,7 @@ pub fn render(answer: &str, registry: &Registry) -> Rendered {
 }
 
 /// The numbers an answer cites that the registry knows, sorted and without repeats.
-pub fn used_numbers(answer: &str, registry: &Registry) -> Vec<u32> {
+pub fn used_numbers(answer: &str, registry: &impl Lookup) -> Vec<u32> {
     let mut numbers = render(answer, registry).cited_numbers();
     numbers.sort_unstable();
     numbers
@@ -313,13 +358,13 @@ enum InlineKind {
     },
 }
 
-struct Builder<'r> {
-    registry: &'r Registry,
+struct Builder<'r, L> {
+    registry: &'r L,
     stack: Vec<Frame>,
     problems: Vec<Problem>,
 }
 
-impl Builder<'_> {
+impl<L: Lookup> Builder<'_, L> {
     fn event(&mut self, event: Event<'_>) {
         match event {
             Event::Start(tag) => self.start(tag),
@@ -579,7 +624,7 @@ impl Builder<'_> {
             let cites: Vec<Cite> = marker
                 .numbers
                 .iter()
-                .map(|&number| match self.registry.shared(number) {
+                .map(|&number| match self.registry.lookup(number) {
                     Some(entry) => Cite::Found {
                         number,
                         entry: entry.clone(),

@@ -1,27 +1,171 @@
+//! The question box: Enter sends, Shift+Enter adds a line (and Enter while an input method
+//! is composing Chinese is left alone), the send button is disabled while an answer is
+//! written, the stop button cancels it on the server. A refused question stays in the box.
+
+use futures_util::StreamExt;
+use leptos::ev;
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 
+use crate::components::conversation::Chat;
 use crate::components::use_texts;
+use crate::i18n::Texts;
+use crate::model::{AnswerEvent, Exchange, Level, LineDecoder, Notice, Settings};
+use crate::server_fns::{ask, stop_answer};
 
-/// The question box and its buttons, pinned under the conversation.
 #[component]
-pub fn Composer() -> impl IntoView {
+pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
     let t = use_texts();
+    let draft = RwSignal::new(String::new());
+
+    let send = move || {
+        if chat.answering.get_untracked() {
+            return;
+        }
+        let question = draft.get_untracked();
+        if question.trim().is_empty() {
+            chat.status.set(t.empty_question.to_string());
+            return;
+        }
+        draft.set(String::new());
+        chat.answering.set(true);
+        chat.status.set(String::new());
+        let is_command = question.trim_start().starts_with('/');
+        let exchange = (!is_command).then(|| {
+            chat.push(Exchange {
+                question: question.trim().to_string(),
+                mode: settings.get_untracked().mode,
+                ..Exchange::default()
+            })
+        });
+        spawn_local(async move {
+            match ask(question.clone()).await {
+                Err(error) => {
+                    // Refused (empty, too long, busy) or unreachable: say why, lose nothing.
+                    if let Some(exchange) = exchange {
+                        chat.remove(exchange);
+                    }
+                    draft.set(question);
+                    chat.status.set(error.to_string());
+                }
+                Ok(stream) => {
+                    let mut decoder = LineDecoder::default();
+                    let mut stream = stream.into_inner();
+                    while let Some(chunk) = stream.next().await {
+                        match chunk {
+                            Ok(bytes) => {
+                                for event in decoder.push(&bytes) {
+                                    apply(chat, exchange, event, t);
+                                }
+                            }
+                            Err(error) => {
+                                chat.status.set(error.to_string());
+                                break;
+                            }
+                        }
+                    }
+                    if let Some(exchange) = exchange {
+                        exchange.update(|e| e.done = true);
+                    }
+                }
+            }
+            chat.answering.set(false);
+        });
+    };
+
+    let stop = move |_| {
+        spawn_local(async move {
+            let _ = stop_answer().await;
+        });
+    };
+
+    let on_keydown = move |event: ev::KeyboardEvent| {
+        // 229: the key event of an input method that is still composing.
+        if event.key() == "Enter"
+            && !event.shift_key()
+            && !event.is_composing()
+            && event.key_code() != 229
+        {
+            event.prevent_default();
+            send();
+        }
+    };
+
     view! {
-        <form class="composer" on:submit=|ev| ev.prevent_default()>
-            <p class="status" role="status"></p>
+        <form
+            class="composer"
+            on:submit=move |event: ev::SubmitEvent| {
+                event.prevent_default();
+                send();
+            }
+        >
+            <p class="status" role="status">{move || chat.status.get()}</p>
             <div class="composer-row">
                 <textarea
-                    class="question"
+                    class="question-box"
                     name="question"
                     rows="1"
                     aria-label=t.ask
                     placeholder=t.ask_placeholder
+                    prop:value=move || draft.get()
+                    on:input=move |event| draft.set(event_target_value(&event))
+                    on:keydown=on_keydown
                 ></textarea>
-                <button class="send" type="submit">{t.send}</button>
+                <Show
+                    when=move || chat.answering.get()
+                    fallback=move || view! { <button class="send" type="submit">{t.send}</button> }
+                >
+                    <button class="stop" type="button" on:click=stop>{t.stop}</button>
+                </Show>
             </div>
             <noscript>
                 <p class="noscript">{t.no_script}</p>
             </noscript>
         </form>
+    }
+}
+
+fn apply(chat: Chat, exchange: Option<RwSignal<Exchange>>, event: AnswerEvent, t: &'static Texts) {
+    let update = |f: &dyn Fn(&mut Exchange)| {
+        if let Some(exchange) = exchange {
+            exchange.update(|e| f(e));
+        }
+    };
+    match event {
+        AnswerEvent::Started { id, offline } => update(&|e| {
+            e.id = id;
+            e.offline = offline;
+        }),
+        AnswerEvent::Status { text } => chat.status.set(text),
+        AnswerEvent::Notice { notice } => update(&|e| e.notices.push(notice.clone())),
+        AnswerEvent::Sources { sources } => update(&|e| e.sources = sources.clone()),
+        AnswerEvent::Token { text } => update(&|e| e.answer.push_str(&text)),
+        AnswerEvent::Done { cited, stopped } => {
+            update(&|e| {
+                e.cited = cited.clone();
+                e.stopped = stopped;
+                e.done = true;
+            });
+            // Progress messages end with the answer; failures stay until the next question.
+            let status = chat.status.get_untracked();
+            if status == t.searching || status == t.generating {
+                chat.status.set(String::new());
+            }
+        }
+        AnswerEvent::Failed { message } => {
+            update(&|e| {
+                e.notices.push(Notice {
+                    level: Level::Error,
+                    text: message.clone(),
+                })
+            });
+            chat.status.set(message);
+        }
+        AnswerEvent::Command { text, reset } => {
+            if reset {
+                chat.exchanges.set(Vec::new());
+            }
+            chat.status.set(text);
+        }
     }
 }

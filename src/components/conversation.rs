@@ -1,17 +1,204 @@
+//! The conversation: each question with its answer, notices, citations and reference list.
+//! The same views render on the server (the page reads fine without JavaScript) and update
+//! live in the browser while an answer streams.
+
+use std::sync::Arc;
+
 use leptos::prelude::*;
 
+use crate::citation::{lists, CitationEntry, SourceMap};
+use crate::components::answer::AnswerBody;
 use crate::components::use_texts;
+use crate::model::{Exchange, Level};
 
-/// The message list. Empty until the Chat issue fills it.
+/// The conversation's live state, shared by the list, the composer and the status line.
+#[derive(Clone, Copy)]
+pub struct Chat {
+    /// Each exchange under a key that never changes (ids arrive only once streaming starts).
+    pub exchanges: RwSignal<Vec<(u64, RwSignal<Exchange>)>>,
+    pub answering: RwSignal<bool>,
+    /// The status line (role `status`).
+    pub status: RwSignal<String>,
+    next_key: StoredValue<u64>,
+}
+
+impl Chat {
+    pub fn new(conversation: Vec<Exchange>) -> Chat {
+        let exchanges: Vec<(u64, RwSignal<Exchange>)> = conversation
+            .into_iter()
+            .enumerate()
+            .map(|(idx, exchange)| (idx as u64, RwSignal::new(exchange)))
+            .collect();
+        let next_key = StoredValue::new(exchanges.len() as u64);
+        Chat {
+            exchanges: RwSignal::new(exchanges),
+            answering: RwSignal::new(false),
+            status: RwSignal::new(String::new()),
+            next_key,
+        }
+    }
+
+    /// Adds an exchange and returns its signal.
+    pub fn push(&self, exchange: Exchange) -> RwSignal<Exchange> {
+        let key = self.next_key.get_value();
+        self.next_key.set_value(key + 1);
+        let signal = RwSignal::new(exchange);
+        self.exchanges
+            .update(|exchanges| exchanges.push((key, signal)));
+        signal
+    }
+
+    pub fn remove(&self, signal: RwSignal<Exchange>) {
+        self.exchanges
+            .update(|exchanges| exchanges.retain(|(_, s)| *s != signal));
+    }
+}
+
+/// The Markdown of an answer with its reference list, for the copy button.
+pub fn answer_markdown(exchange: &Exchange) -> String {
+    let sources = SourceMap::new(exchange.sources.iter().cloned());
+    let list = if exchange.mode.has_search_switch() {
+        lists::chat_markdown(&sources, &exchange.cited)
+    } else {
+        lists::agent_markdown(&sources, &exchange.cited)
+    };
+    format!("{}{}", exchange.answer.trim_end(), list)
+}
+
 #[component]
-pub fn Conversation() -> impl IntoView {
+pub fn Conversation(chat: Chat) -> impl IntoView {
     let t = use_texts();
     view! {
         <section class="conversation" aria-label=t.conversation>
-            <div class="empty">
-                <p class="empty-mark" aria-hidden="true">"[1]"</p>
-                <p>{t.empty_conversation}</p>
-            </div>
+            <Show when=move || chat.exchanges.with(Vec::is_empty)>
+                <div class="empty">
+                    <p class="empty-mark" aria-hidden="true">"[1]"</p>
+                    <p>{t.empty_conversation}</p>
+                </div>
+            </Show>
+            <For each=move || chat.exchanges.get() key=|(key, _)| *key let:item>
+                <ExchangeView exchange=item.1/>
+            </For>
         </section>
+    }
+}
+
+#[component]
+fn ExchangeView(exchange: RwSignal<Exchange>) -> impl IntoView {
+    let t = use_texts();
+    let text = Signal::derive(move || exchange.with(|e| e.answer.clone()));
+    let sources = Signal::derive(move || exchange.with(|e| e.sources.clone()));
+    let cited = move || {
+        exchange.with(|e| {
+            let map = SourceMap::new(e.sources.iter().cloned());
+            lists::cited_entries(&map, &e.cited)
+        })
+    };
+    let copied = RwSignal::new(false);
+    let copy = move |_| {
+        let markdown = exchange.with_untracked(answer_markdown);
+        let clipboard = window().navigator().clipboard();
+        let _ = clipboard.write_text(&markdown);
+        copied.set(true);
+        set_timeout(
+            move || copied.set(false),
+            std::time::Duration::from_millis(2000),
+        );
+    };
+    view! {
+        <article class="exchange">
+            <div class="question">
+                <span class="visually-hidden">{t.you}": "</span>
+                <p>{move || exchange.with(|e| e.question.clone())}</p>
+            </div>
+            <div class="answer" aria-busy=move || (!exchange.with(|e| e.done)).to_string()>
+                <Show when=move || exchange.with(|e| e.offline)>
+                    <p class="offline-label">{t.offline_label}</p>
+                </Show>
+                <For
+                    each=move || exchange.with(|e| e.notices.clone().into_iter().enumerate().collect::<Vec<_>>())
+                    key=|(idx, _)| *idx
+                    let:item
+                >
+                    <p class="notice" class:warning=item.1.level == Level::Warning class:error=item.1.level == Level::Error>
+                        {item.1.text.clone()}
+                    </p>
+                </For>
+                <div class="answer-body">
+                    <AnswerBody text sources/>
+                </div>
+                <Show when=move || exchange.with(|e| e.stopped)>
+                    <p class="stopped">{t.stopped}</p>
+                </Show>
+                <Show when=move || exchange.with(|e| e.done && !e.cited.is_empty())>
+                    <References entries=Signal::derive(cited) agent=exchange.with_untracked(|e| !e.mode.has_search_switch())/>
+                </Show>
+                <Show when=move || exchange.with(|e| e.done && !e.sources.is_empty())>
+                    <AllResults entries=sources/>
+                </Show>
+                <Show when=move || exchange.with(|e| e.done && !e.answer.is_empty())>
+                    <div class="answer-tools">
+                        <button type="button" class="link-button" on:click=copy>
+                            {move || if copied.get() { t.copied } else { t.copy }}
+                        </button>
+                    </div>
+                </Show>
+            </div>
+        </article>
+    }
+}
+
+/// Only what the answer cites, in number order (seed 000: collapsible).
+#[component]
+fn References(
+    #[prop(into)] entries: Signal<Vec<Arc<CitationEntry>>>,
+    agent: bool,
+) -> impl IntoView {
+    let t = use_texts();
+    let heading = if agent {
+        t.references_agent
+    } else {
+        t.references
+    };
+    view! {
+        <section class="references" aria-label=heading>
+            <details open>
+                <summary>{heading}" ("{move || entries.with(Vec::len)}")"</summary>
+                <ol>
+                    {move || entries.get().into_iter().map(|entry| view! { <SourceItem entry/> }).collect_view()}
+                </ol>
+            </details>
+        </section>
+    }
+}
+
+/// Everything retrieved, cited or not, collapsed.
+#[component]
+fn AllResults(#[prop(into)] entries: Signal<Vec<Arc<CitationEntry>>>) -> impl IntoView {
+    let t = use_texts();
+    view! {
+        <details class="all-results">
+            <summary>{t.all_results}" ("{move || entries.with(Vec::len)}")"</summary>
+            <ol>
+                {move || entries.get().into_iter().map(|entry| view! { <SourceItem entry/> }).collect_view()}
+            </ol>
+        </details>
+    }
+}
+
+#[component]
+fn SourceItem(entry: Arc<CitationEntry>) -> impl IntoView {
+    let href = crate::citation::urls::is_safe_link(&entry.url).then(|| entry.url.clone());
+    let title = if entry.title.trim().is_empty() {
+        entry.url.clone()
+    } else {
+        entry.title.clone()
+    };
+    view! {
+        <li value=entry.number.to_string()>
+            <a href=href target="_blank" rel="noopener noreferrer nofollow">{title}</a>
+            " "
+            <span class="source-domain">{entry.domain.clone()}</span>
+        </li>
     }
 }

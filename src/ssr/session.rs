@@ -17,7 +17,11 @@ use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::Response;
 
-use crate::model::Settings;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::model::{Exchange, Settings};
 use crate::ssr::search::cache::SearchCache;
 use crate::ssr::state::AppState;
 
@@ -70,7 +74,15 @@ pub struct Session {
     settings: Mutex<Settings>,
     /// Identical searches within the session are answered from here.
     search_cache: Mutex<SearchCache>,
+    /// Questions and answers so far, oldest first.
+    conversation: Mutex<Vec<Exchange>>,
+    /// The answer being written, if any: one at a time per session.
+    active: Mutex<Option<CancellationToken>>,
+    next_answer_id: AtomicU64,
 }
+
+/// Most exchanges kept per session; older ones are dropped (the model sees fewer anyway).
+const MAX_EXCHANGES: usize = 200;
 
 impl Session {
     fn new(id: SessionId, now: Instant) -> Session {
@@ -79,6 +91,9 @@ impl Session {
             last_seen: Mutex::new(now),
             settings: Mutex::new(Settings::default()),
             search_cache: Mutex::new(SearchCache::default()),
+            conversation: Mutex::new(Vec::new()),
+            active: Mutex::new(None),
+            next_answer_id: AtomicU64::new(1),
         }
     }
 
@@ -97,10 +112,52 @@ impl Session {
         f(&mut lock(&self.search_cache))
     }
 
-    /// `/reset`: forgets the session's searches (and, as the modes arrive, its
-    /// conversation and citation registry). Settings stay.
+    /// `/reset`: forgets the session's conversation and searches (and, with Agent mode, its
+    /// citation registry). Settings stay.
     pub fn reset(&self) {
         lock(&self.search_cache).clear();
+        lock(&self.conversation).clear();
+    }
+
+    pub fn conversation(&self) -> Vec<Exchange> {
+        lock(&self.conversation).clone()
+    }
+
+    pub fn push_exchange(&self, exchange: Exchange) {
+        let mut conversation = lock(&self.conversation);
+        conversation.push(exchange);
+        let excess = conversation.len().saturating_sub(MAX_EXCHANGES);
+        conversation.drain(..excess);
+    }
+
+    /// Starts an answer: its id and the token that stops it. `None` while another answer
+    /// of this session is still being written.
+    pub fn begin_answer(&self) -> Option<(u64, CancellationToken)> {
+        let mut active = lock(&self.active);
+        if active.as_ref().is_some_and(|token| !token.is_cancelled()) {
+            return None;
+        }
+        let token = CancellationToken::new();
+        *active = Some(token.clone());
+        Some((self.next_answer_id.fetch_add(1, Ordering::Relaxed), token))
+    }
+
+    /// Marks the answer finished, so the next one may start.
+    pub fn end_answer(&self) {
+        if let Some(token) = lock(&self.active).take() {
+            token.cancel();
+        }
+    }
+
+    /// The stop button: cancels the answer being written. False when there is none.
+    pub fn stop_answer(&self) -> bool {
+        match lock(&self.active).as_ref() {
+            Some(token) if !token.is_cancelled() => {
+                token.cancel();
+                true
+            }
+            _ => false,
+        }
     }
 
     fn touch(&self, now: Instant) {

@@ -162,7 +162,7 @@ fn tool_arguments_parse_or_fail_typed() {
 
 /// What the scripted server remembers.
 #[derive(Default)]
-struct Script {
+pub struct Script {
     attempts: AtomicU32,
     requests: Mutex<Vec<Value>>,
     dropped: AtomicBool,
@@ -243,7 +243,7 @@ async fn scripted(State(script): State<Arc<Script>>, Json(body): Json<Value>) ->
     }
 }
 
-async fn fake_openai() -> (String, Arc<Script>) {
+pub async fn fake_openai() -> (String, Arc<Script>) {
     let script = Arc::new(Script::default());
     let app = Router::new()
         .route("/v1/chat/completions", post(scripted))

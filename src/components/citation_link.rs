@@ -1,0 +1,163 @@
+//! A citation superscript and its source card (seed 001).
+//!
+//! - Mouse: the card opens on hover and closes when the pointer leaves; a click follows the
+//!   link.
+//! - Touch: the first tap opens the card (the link does not navigate); the link inside the
+//!   card navigates; tapping anywhere else closes it.
+//! - Keyboard: focusing the superscript opens the card, Enter follows the link, Esc or
+//!   moving focus away closes it.
+//!
+//! One card is open at a time ([`OpenCitation`]). The accessible name starts "引用 N".
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use leptos::ev;
+use leptos::html;
+use leptos::prelude::*;
+
+use crate::citation::urls::is_safe_link;
+use crate::citation::CitationEntry;
+use crate::components::use_texts;
+use crate::model::SourceKind;
+
+/// Which card is open, if any (keys are per page, never rendered into HTML).
+#[derive(Clone, Copy)]
+pub struct OpenCitation(pub RwSignal<Option<u64>>);
+
+/// Provides [`OpenCitation`] and closes the open card on Esc or a tap outside any citation.
+pub fn provide_open_citation() {
+    let open = RwSignal::new(None::<u64>);
+    provide_context(OpenCitation(open));
+    let _ = window_event_listener(ev::keydown, move |event| {
+        if event.key() == "Escape" {
+            open.set(None);
+        }
+    });
+    let _ = window_event_listener(ev::pointerdown, move |event| {
+        let inside = event
+            .target()
+            .and_then(|target| wasm_bindgen_element(target))
+            .and_then(|element| element.closest(".cite").ok().flatten())
+            .is_some();
+        if !inside {
+            open.set(None);
+        }
+    });
+}
+
+fn wasm_bindgen_element(target: web_sys::EventTarget) -> Option<web_sys::Element> {
+    use wasm_bindgen::JsCast;
+    target.dyn_into::<web_sys::Element>().ok()
+}
+
+static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
+
+#[component]
+pub fn CitationLink(number: u32, entry: Arc<CitationEntry>) -> impl IntoView {
+    let t = use_texts();
+    let open_citation = use_context::<OpenCitation>().unwrap_or(OpenCitation(RwSignal::new(None)));
+    let key = NEXT_KEY.fetch_add(1, Ordering::Relaxed);
+    let is_open = move || open_citation.0.get() == Some(key);
+    let open = move || open_citation.0.set(Some(key));
+    let close = move || {
+        if open_citation.0.get_untracked() == Some(key) {
+            open_citation.0.set(None);
+        }
+    };
+    // The kind of pointer that started the current click.
+    let last_pointer = StoredValue::new(String::new());
+    let wrapper = NodeRef::<html::Span>::new();
+
+    let href = is_safe_link(&entry.url).then(|| entry.url.clone());
+    let title = if entry.title.trim().is_empty() {
+        entry.domain.clone()
+    } else {
+        entry.title.clone()
+    };
+    let knowledge = entry.kind == SourceKind::Knowledge;
+    let label = format!("{} {number}：{title}", t.citation);
+    let badge = entry
+        .domain
+        .chars()
+        .next()
+        .map(|c| c.to_uppercase().to_string())
+        .unwrap_or_else(|| "?".into());
+    let hue = entry
+        .domain
+        .bytes()
+        .fold(0u32, |acc, b| acc.wrapping_mul(31).wrapping_add(b as u32))
+        % 360;
+    let badge_style = format!("background: hsl({hue} 55% 45%)");
+    let domain = entry.domain.clone();
+    let snippet = entry.snippet.clone();
+    let card_href = href.clone();
+
+    view! {
+        <span
+            class="cite"
+            class:open=is_open
+            node_ref=wrapper
+            on:pointerenter=move |event: ev::PointerEvent| {
+                if event.pointer_type() == "mouse" {
+                    open();
+                }
+            }
+            on:pointerleave=move |event: ev::PointerEvent| {
+                if event.pointer_type() == "mouse" {
+                    close();
+                }
+            }
+            on:focusout=move |event: ev::FocusEvent| {
+                let staying = match (event.related_target(), wrapper.get_untracked()) {
+                    (Some(next), Some(wrapper)) => {
+                        use wasm_bindgen::JsCast;
+                        next.dyn_ref::<web_sys::Node>().is_some_and(|node| wrapper.contains(Some(node)))
+                    }
+                    _ => false,
+                };
+                if !staying {
+                    close();
+                }
+            }
+        >
+            <a
+                class="cite-link"
+                href=href
+                target="_blank"
+                rel="noopener noreferrer nofollow"
+                aria-label=label
+                aria-expanded=move || is_open().to_string()
+                on:pointerdown=move |event: ev::PointerEvent| last_pointer.set_value(event.pointer_type())
+                on:focus=move |_| open()
+                on:click=move |event: ev::MouseEvent| {
+                    // Touch: the first tap shows the card; the card's own link navigates.
+                    // (`detail` is 0 for a click made with the keyboard.)
+                    if last_pointer.get_value() == "touch" && event.detail() > 0 && !is_open() {
+                        event.prevent_default();
+                        open();
+                    }
+                    last_pointer.set_value(String::new());
+                }
+            >
+                <sup>{number}</sup>
+            </a>
+            <Show when=is_open>
+                <span class="cite-card" role="tooltip">
+                    <span class="cite-card-head">
+                        <span class="cite-badge" style=badge_style.clone() aria-hidden="true">{badge.clone()}</span>
+                        <span class="cite-domain">{domain.clone()}</span>
+                        {knowledge.then(|| view! { <span class="cite-kind">{t.knowledge_label}</span> })}
+                    </span>
+                    <span class="cite-title">{title.clone()}</span>
+                    <span class="cite-snippet">{snippet.clone()}</span>
+                    {card_href.clone().map(|href| view! {
+                        <a class="cite-open" href=href target="_blank" rel="noopener noreferrer nofollow">
+                            {t.open_source}" ↗"
+                        </a>
+                    })}
+                </span>
+            </Show>
+        </span>
+    }
+}

@@ -1,0 +1,77 @@
+use leptos::prelude::*;
+use server_fn::codec::{ByteStream, Streaming};
+
+use crate::error::AppError;
+
+/// Asks a question in the session's current mode. The answer streams back as
+/// newline-delimited JSON `AnswerEvent`s (`model::LineDecoder` reads them). `/reset` and
+/// unknown `/commands` are answered here without a model.
+#[server(prefix = "/api", endpoint = "ask", output = Streaming)]
+pub async fn ask(question: String) -> Result<ByteStream<AppError>, AppError> {
+    use crate::components::use_lang;
+    use crate::model::AnswerEvent;
+    use crate::ssr::chat::{self, ChatInput};
+    use crate::ssr::state::AppState;
+
+    let state = use_context::<AppState>().ok_or(AppError::Internal)?;
+    let session = crate::ssr::session::current().ok_or(AppError::NoSession)?;
+    let lang = use_lang();
+    let t = lang.texts();
+    let question = question.trim().to_string();
+    let length = question.chars().count();
+    if length == 0 {
+        return Err(AppError::BadInput(t.empty_question.to_string()));
+    }
+    if length > state.config.max_question_chars {
+        return Err(AppError::BadInput(
+            t.question_too_long
+                .replace("{max}", &state.config.max_question_chars.to_string())
+                .replace("{len}", &length.to_string()),
+        ));
+    }
+    let one_event = |event: AnswerEvent| {
+        ByteStream::new(futures_util::stream::once(async move {
+            Ok::<_, AppError>(event.to_line())
+        }))
+    };
+    if let Some(command) = question.strip_prefix('/') {
+        let command = command.split_whitespace().next().unwrap_or("");
+        if command == "reset" {
+            session.stop_answer();
+            session.reset();
+            tracing::info!(session = ?session.id, "session reset");
+            return Ok(one_event(AnswerEvent::Command {
+                text: t.reset_done.to_string(),
+                reset: true,
+            }));
+        }
+        let text = t
+            .unknown_command
+            .replace("{command}", &format!("/{command}"));
+        return Ok(one_event(AnswerEvent::Command { text, reset: false }));
+    }
+    let (id, cancel) = session
+        .begin_answer()
+        .ok_or_else(|| AppError::BadInput(t.busy.to_string()))?;
+    let settings = session.settings();
+    // Agent and Research modes arrive in later issues; until then they answer like Chat
+    // with search on.
+    let search_enabled = settings.search_enabled || !settings.mode.has_search_switch();
+    let (sender, receiver) = tokio::sync::mpsc::channel::<AnswerEvent>(256);
+    let input = ChatInput {
+        id,
+        question,
+        search_enabled,
+        lang,
+        mode: settings.mode,
+    };
+    tokio::spawn(async move {
+        chat::run(&state, &session, input, cancel, sender).await;
+        session.end_answer();
+    });
+    let lines = futures_util::stream::unfold(receiver, |mut receiver| async move {
+        let event = receiver.recv().await?;
+        Some((Ok::<_, AppError>(event.to_line()), receiver))
+    });
+    Ok(ByteStream::new(lines))
+}

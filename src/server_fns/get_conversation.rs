@@ -1,0 +1,11 @@
+use leptos::prelude::*;
+
+use crate::error::AppError;
+use crate::model::Exchange;
+
+/// The session's questions and answers so far, oldest first.
+#[server(prefix = "/api", endpoint = "conversation")]
+pub async fn get_conversation() -> Result<Vec<Exchange>, AppError> {
+    let session = crate::ssr::session::current().ok_or(AppError::NoSession)?;
+    Ok(session.conversation())
+}

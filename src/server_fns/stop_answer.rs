@@ -1,0 +1,13 @@
+use leptos::prelude::*;
+
+use crate::error::AppError;
+
+/// The stop button: cancels the answer being written in this session. Returns whether
+/// there was one.
+#[server(prefix = "/api", endpoint = "stop")]
+pub async fn stop_answer() -> Result<bool, AppError> {
+    let session = crate::ssr::session::current().ok_or(AppError::NoSession)?;
+    let stopped = session.stop_answer();
+    tracing::info!(session = ?session.id, stopped, "stop requested");
+    Ok(stopped)
+}

@@ -1,0 +1,421 @@
+//! The Chat pipeline with a scripted model and the real SearXNG; and `/api/ask` over HTTP.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use futures_util::StreamExt;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::searxng;
+use crate::i18n::Lang;
+use crate::model::{AnswerEvent, Exchange, Level, LineDecoder, Mode};
+use crate::ssr::chat::{self, ChatInput};
+use crate::ssr::config::Config;
+use crate::ssr::llm::{
+    ChatEvent, ChatModel, ChatRequest, ChatStream, LlmError, Message, ModelKind,
+};
+use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
+use crate::ssr::session::{Session, SessionStore};
+use crate::ssr::state::AppState;
+
+/// A model that answers from a script and remembers every request.
+struct Scripted {
+    answer: Box<dyn Fn(&ChatRequest) -> Vec<String> + Send + Sync>,
+    /// Pause between chunks.
+    pace: Duration,
+    requests: Mutex<Vec<ChatRequest>>,
+}
+
+impl Scripted {
+    fn new(answer: impl Fn(&ChatRequest) -> Vec<String> + Send + Sync + 'static) -> Arc<Scripted> {
+        Arc::new(Scripted {
+            answer: Box::new(answer),
+            pace: Duration::ZERO,
+            requests: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn last_request(&self) -> ChatRequest {
+        self.requests
+            .lock()
+            .unwrap()
+            .last()
+            .cloned()
+            .expect("the model was asked")
+    }
+}
+
+#[async_trait]
+impl ChatModel for Scripted {
+    fn kind(&self) -> ModelKind {
+        ModelKind::Remote
+    }
+
+    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {
+        let chunks = (self.answer)(&request);
+        self.requests.lock().unwrap().push(request);
+        let pace = self.pace;
+        let stream = futures_util::stream::iter(chunks).then(move |chunk| async move {
+            tokio::time::sleep(pace).await;
+            Ok(ChatEvent::Text(chunk))
+        });
+        let done = futures_util::stream::once(async {
+            Ok(ChatEvent::Done {
+                finish_reason: None,
+                usage: None,
+            })
+        });
+        Ok(Box::pin(stream.chain(done)))
+    }
+}
+
+/// Counts searches on their way to the real provider.
+struct Counting {
+    inner: Arc<dyn SearchProvider>,
+    calls: AtomicUsize,
+}
+
+#[async_trait]
+impl SearchProvider for Counting {
+    async fn search(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> Result<SearchResults, SearchError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        self.inner.search(query, options).await
+    }
+}
+
+struct Harness {
+    state: AppState,
+    session: Arc<Session>,
+    model: Arc<Scripted>,
+    search: Arc<Counting>,
+}
+
+fn harness(searxng_url: &str, model: Arc<Scripted>, extra: &[(&str, &str)]) -> Harness {
+    crate::ssr::install_crypto_provider();
+    let (config, warnings) = Config::from_vars(|name| {
+        if name == "CITED_SEARXNG_URL" {
+            return Some(searxng_url.to_string());
+        }
+        extra
+            .iter()
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| value.to_string())
+    });
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let mut state = AppState::new(config);
+    let search = Arc::new(Counting {
+        inner: state.search.clone(),
+        calls: AtomicUsize::new(0),
+    });
+    state.search = search.clone();
+    state.llm = model.clone();
+    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    Harness {
+        state,
+        session,
+        model,
+        search,
+    }
+}
+
+async fn ask(
+    harness: &Harness,
+    question: &str,
+    search_enabled: bool,
+) -> (Exchange, Vec<AnswerEvent>) {
+    let (sender, mut receiver) = mpsc::channel(256);
+    let input = ChatInput {
+        id: 1,
+        question: question.into(),
+        search_enabled,
+        lang: Lang::ZhCn,
+        mode: Mode::Chat,
+    };
+    let exchange = chat::run(
+        &harness.state,
+        &harness.session,
+        input,
+        CancellationToken::new(),
+        sender,
+    )
+    .await;
+    let mut events = Vec::new();
+    while let Some(event) = receiver.recv().await {
+        events.push(event);
+    }
+    (exchange, events)
+}
+
+fn system_prompt(request: &ChatRequest) -> String {
+    match &request.messages[0] {
+        Message::System(text) => text.clone(),
+        other => panic!("first message is not the system prompt: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn switch_on_searches_numbers_and_resolves_citations() {
+    let model = Scripted::new(|_| {
+        vec![
+            "Tokio is the usual runtime [1]. ".into(),
+            "See also [2][9].".into(),
+        ]
+    });
+    let h = harness(&searxng::shared().url, model, &[]);
+    let (exchange, events) = ask(&h, "rust async runtime", true).await;
+    assert_eq!(h.search.calls.load(Ordering::SeqCst), 1);
+    assert!(matches!(
+        &events[0],
+        AnswerEvent::Started { offline: false, .. }
+    ));
+    assert!(events.contains(&AnswerEvent::Status {
+        text: "正在搜索…".into()
+    }));
+    let sources = events
+        .iter()
+        .find_map(|e| match e {
+            AnswerEvent::Sources { sources } => Some(sources.clone()),
+            _ => None,
+        })
+        .expect("a Sources event");
+    assert_eq!(sources[0].number, 1);
+    assert_eq!(sources[0].url, "https://docs.example.org/tokio/tutorial/");
+    // The prompt carries the numbered results.
+    let system = system_prompt(&h.model.last_request());
+    assert!(
+        system.contains("[1] Tokio tutorial: learn async Rust step by step"),
+        "{system}"
+    );
+    assert!(system.contains("Search results:"), "{system}");
+    // [9] has no source: it stays text and is not cited.
+    assert_eq!(exchange.cited, vec![1, 2]);
+    assert!(
+        matches!(events.last(), Some(AnswerEvent::Done { cited, stopped: false }) if cited == &vec![1, 2])
+    );
+    assert_eq!(h.session.conversation(), vec![exchange]);
+}
+
+#[tokio::test]
+async fn switch_off_sends_no_search_request() {
+    let model = Scripted::new(|_| vec!["Rust is a language.".into()]);
+    let h = harness(&searxng::shared().url, model, &[]);
+    let (exchange, events) = ask(&h, "what is rust", false).await;
+    assert_eq!(h.search.calls.load(Ordering::SeqCst), 0);
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, AnswerEvent::Sources { .. } | AnswerEvent::Notice { .. })));
+    assert!(exchange.sources.is_empty());
+    let system = system_prompt(&h.model.last_request());
+    assert!(
+        !system.contains("Search results") && !system.contains("search"),
+        "{system}"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_search_degrades_to_an_answer_with_a_notice() {
+    let closed = format!("http://127.0.0.1:{}", searxng::free_port());
+    let model = Scripted::new(|_| vec!["我根据自己的知识回答。".into()]);
+    let h = harness(&closed, model, &[]);
+    let (exchange, events) = ask(&h, "量子计算是什么？", true).await;
+    let notice = &exchange.notices[0];
+    assert_eq!(notice.level, Level::Warning);
+    assert!(
+        notice
+            .text
+            .contains("docker compose -f searxng/docker-compose.yml up -d"),
+        "{notice:?}"
+    );
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, AnswerEvent::Status { text } if text.starts_with("搜索服务不可用"))));
+    assert_eq!(exchange.answer, "我根据自己的知识回答。");
+    assert!(system_prompt(&h.model.last_request()).contains("网络搜索暂时不可用"));
+}
+
+#[tokio::test]
+async fn no_results_are_told_to_the_model_and_the_user() {
+    let model = Scripted::new(|_| vec!["No idea, honestly.".into()]);
+    let h = harness(&searxng::shared().url, model, &[]);
+    let (exchange, _) = ask(&h, "nothing at all", true).await;
+    assert_eq!(exchange.notices[0].level, Level::Info);
+    assert!(exchange.notices[0].text.contains("未找到相关搜索结果"));
+    assert!(system_prompt(&h.model.last_request()).contains("found no relevant results"));
+}
+
+#[tokio::test]
+async fn history_goes_to_the_model_within_the_budget() {
+    let model = Scripted::new(|request| {
+        vec![format!(
+            "answer {} {}",
+            request.messages.len(),
+            "词".repeat(400)
+        )]
+    });
+    let h = harness(
+        &searxng::shared().url,
+        model,
+        &[("CITED_LLM_CONTEXT_CHARS", "3000")],
+    );
+    for round in 0..12 {
+        ask(&h, &format!("question {round} {}", "问".repeat(200)), false).await;
+    }
+    let request = h.model.last_request();
+    let total: usize = request.messages.iter().map(Message::chars).sum();
+    assert!(total <= 3000, "{total} chars sent");
+    assert!(request.messages.len() > 2, "some history is kept");
+    let Some(Message::User(last)) = request.messages.last() else {
+        panic!()
+    };
+    assert!(
+        last.starts_with("question 11"),
+        "the newest question is last"
+    );
+    assert!(
+        matches!(&request.messages[1], Message::User(q) if !q.starts_with("question 0")),
+        "the oldest turns went first"
+    );
+}
+
+#[tokio::test]
+async fn stop_ends_the_answer_and_keeps_what_was_written() {
+    let model = Arc::new(Scripted {
+        answer: Box::new(|_| (0..1000).map(|i| format!("word{i} ")).collect()),
+        pace: Duration::from_millis(10),
+        requests: Mutex::new(Vec::new()),
+    });
+    let h = harness(&searxng::shared().url, model, &[]);
+    let (sender, mut receiver) = mpsc::channel(256);
+    let cancel = CancellationToken::new();
+    let input = ChatInput {
+        id: 5,
+        question: "long".into(),
+        search_enabled: false,
+        lang: Lang::ZhCn,
+        mode: Mode::Chat,
+    };
+    let run = {
+        let (state, session, cancel) = (h.state.clone(), h.session.clone(), cancel.clone());
+        tokio::spawn(async move { chat::run(&state, &session, input, cancel, sender).await })
+    };
+    while let Some(event) = receiver.recv().await {
+        if matches!(event, AnswerEvent::Token { .. }) {
+            cancel.cancel();
+            break;
+        }
+    }
+    let exchange = tokio::time::timeout(Duration::from_secs(5), run)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(exchange.stopped);
+    assert!(
+        exchange.answer.starts_with("word0") && exchange.answer.len() < 500,
+        "{}",
+        exchange.answer
+    );
+    assert_eq!(h.session.conversation().len(), 1);
+}
+
+#[test]
+fn one_answer_at_a_time_per_session() {
+    let session = SessionStore::new(Duration::from_secs(60)).create(Instant::now());
+    let (_, token) = session.begin_answer().unwrap();
+    assert!(session.begin_answer().is_none());
+    assert!(session.stop_answer());
+    assert!(token.is_cancelled());
+    session.end_answer();
+    assert!(session.begin_answer().is_some());
+}
+
+/// `/api/ask` over HTTP against the scripted OpenAI-compatible server.
+async fn post_ask(
+    client: &reqwest::Client,
+    server: &super::TestServer,
+    question: &str,
+) -> Result<Vec<AnswerEvent>, String> {
+    let response = client
+        .post(server.url("/api/ask"))
+        .form(&[("question", question)])
+        .send()
+        .await
+        .unwrap();
+    if !response.status().is_success() {
+        return Err(response.text().await.unwrap());
+    }
+    let mut decoder = LineDecoder::default();
+    let mut events = Vec::new();
+    let mut body = response.bytes_stream();
+    while let Some(chunk) = body.next().await {
+        events.extend(decoder.push(&chunk.unwrap()));
+    }
+    Ok(events)
+}
+
+#[tokio::test]
+async fn ask_over_http_streams_ndjson_and_handles_commands() {
+    let (llm, _) = super::llm::fake_openai().await;
+    let server = super::TestServer::start(&[
+        ("CITED_SEARXNG_URL", &searxng::shared().url),
+        ("CITED_LLM_BASE_URL", &llm),
+        ("CITED_LLM_MODEL", "text"),
+    ])
+    .await;
+    let client = super::browser();
+    let events = post_ask(&client, &server, "量子计算 入门").await.unwrap();
+    let text: String = events
+        .iter()
+        .filter_map(|e| match e {
+            AnswerEvent::Token { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, "量子计算很强 [1]。");
+    assert!(matches!(events.last(), Some(AnswerEvent::Done { cited, .. }) if cited == &vec![1]));
+
+    // The page now renders the exchange on the server.
+    let html = client
+        .get(server.url("/"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        html.contains("量子计算很强"),
+        "the conversation is server-rendered"
+    );
+
+    let error = post_ask(&client, &server, "   ").await.unwrap_err();
+    assert!(error.contains("请输入问题"), "{error}");
+    let error = post_ask(&client, &server, &"长".repeat(8001))
+        .await
+        .unwrap_err();
+    assert!(error.contains("8000"), "{error}");
+    let events = post_ask(&client, &server, "/nope").await.unwrap();
+    assert!(
+        matches!(&events[0], AnswerEvent::Command { text, reset: false } if text.contains("/reset"))
+    );
+    let events = post_ask(&client, &server, "/reset").await.unwrap();
+    assert!(matches!(
+        &events[0],
+        AnswerEvent::Command { reset: true, .. }
+    ));
+    let conversation: Vec<Exchange> = client
+        .post(server.url("/api/conversation"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(conversation.is_empty(), "reset cleared the conversation");
+}
