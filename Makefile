@@ -115,7 +115,7 @@ unit: searxng-venv
 	cargo test --locked --no-default-features --features ssr
 
 # Playwright starts the freshly built debug server itself (webServer in its config).
-e2e: e2e-deps browser
+e2e: e2e-deps browser searxng-venv
 	cd end2end && CITED_BIN=$(CARGO_TARGET_DIR)/debug/cited CITED_SITE_ROOT=$(CURDIR)/$(SITE) \
 		E2E_PORT=$(E2E_PORT) npx playwright test
 

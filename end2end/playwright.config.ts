@@ -27,22 +27,40 @@ export default defineConfig({
   forbidOnly: !!process.env.CI,
   reporter: 'list',
   use: { baseURL, headless: true, trace: 'off', locale: 'zh-CN' },
-  // The server under test: the freshly built debug binary (make e2e passes its path).
-  webServer: {
-    command: process.env.CITED_BIN ?? '../target/debug/cited',
-    url: `${baseURL}/healthz`,
-    reuseExistingServer: false,
-    timeout: 60_000,
-    stdout: 'pipe',
-    stderr: 'pipe',
-    env: {
-      CITED_ADDR: `127.0.0.1:${port}`,
-      CITED_SITE_ROOT: process.env.CITED_SITE_ROOT ?? '../target/site',
-      // Nothing listens here: the app must still serve with search and model absent.
-      CITED_SEARXNG_URL: 'http://127.0.0.1:9',
-      CITED_LOG: 'cited=info,tower_http=warn',
+  // The server under test (the freshly built debug binary, path from make e2e), a real
+  // SearXNG, and a scripted model (the one thing that cannot run here).
+  webServer: [
+    {
+      command: 'node fake-services.mjs',
+      url: 'http://127.0.0.1:3998/health',
+      reuseExistingServer: false,
+      env: { FAKE_PORT: '3998' },
     },
-  },
+    {
+      command: 'node searxng-e2e.mjs',
+      url: 'http://127.0.0.1:3997/healthz',
+      reuseExistingServer: false,
+      timeout: 60_000,
+      stderr: 'ignore',
+      env: { SEARXNG_PORT: '3997', FAKE_URL: 'http://127.0.0.1:3998' },
+    },
+    {
+      command: process.env.CITED_BIN ?? '../target/debug/cited',
+      url: `${baseURL}/healthz`,
+      reuseExistingServer: false,
+      timeout: 60_000,
+      stdout: 'ignore',
+      stderr: 'pipe',
+      env: {
+        CITED_ADDR: `127.0.0.1:${port}`,
+        CITED_SITE_ROOT: process.env.CITED_SITE_ROOT ?? '../target/site',
+        CITED_SEARXNG_URL: 'http://127.0.0.1:3997',
+        CITED_LLM_BASE_URL: 'http://127.0.0.1:3998/v1',
+        CITED_LLM_MODEL: 'fake-model',
+        CITED_LOG: 'cited=info,tower_http=warn',
+      },
+    },
+  ],
   projects: [
     {
       name: 'desktop',
@@ -57,7 +75,7 @@ export default defineConfig({
         viewport: { width: 360, height: 740 },
         launchOptions,
       },
-      testIgnore: /.*\.nojs\.spec\.ts/,
+      testIgnore: /.*\.(nojs|desktop)\.spec\.ts/,
     },
     {
       name: 'nojs',

@@ -1,5 +1,5 @@
 //! The `cited` binary: `cited` (or `cited serve`) runs the web app; `cited doctor` checks
-//! SearXNG and the model endpoint.
+//! SearXNG and the model endpoint; `cited ask` answers one question on the terminal.
 
 use std::process::ExitCode;
 
@@ -27,6 +27,20 @@ enum Command {
     /// Check SearXNG and the model endpoint; print each problem with its fix. Exits 1 when
     /// something is wrong.
     Doctor,
+    /// Answer one question with the Chat pipeline: the answer streams to stdout, then its
+    /// reference list as Markdown; progress and notices go to stderr. Exits 1 on failure.
+    Ask {
+        question: String,
+        /// Search the web first (on) or answer from the model alone (off).
+        #[arg(long, value_enum, default_value_t = Switch::On)]
+        search: Switch,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Switch {
+    On,
+    Off,
 }
 
 fn main() -> ExitCode {
@@ -34,6 +48,7 @@ fn main() -> ExitCode {
     let (config, warnings) = Config::from_env();
     tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::new(&config.log))
+        .with_writer(std::io::stderr)
         .init();
     for warning in &warnings {
         tracing::warn!("{warning}");
@@ -49,6 +64,90 @@ fn main() -> ExitCode {
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => runtime.block_on(serve_app(config)),
         Command::Doctor => runtime.block_on(doctor(config)),
+        Command::Ask { question, search } => {
+            runtime.block_on(ask(config, question, search == Switch::On))
+        }
+    }
+}
+
+#[allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "the answer is the command's output"
+)]
+async fn ask(config: Config, question: String, search: bool) -> ExitCode {
+    use std::io::Write;
+
+    use cited::citation::{lists, SourceMap};
+    use cited::i18n::Lang;
+    use cited::model::{AnswerEvent, Mode};
+    use cited::ssr::chat::{self, ChatInput};
+    use cited::ssr::search::has_han;
+
+    let question = question.trim().to_string();
+    let lang = if has_han(&question) {
+        Lang::ZhCn
+    } else {
+        Lang::En
+    };
+    let length = question.chars().count();
+    if length == 0 || length > config.max_question_chars {
+        let message = if length == 0 {
+            lang.texts().empty_question.to_string()
+        } else {
+            lang.texts()
+                .question_too_long
+                .replace("{max}", &config.max_question_chars.to_string())
+                .replace("{len}", &length.to_string())
+        };
+        eprintln!("{message}");
+        return ExitCode::from(2);
+    }
+    let state = AppState::new(config);
+    let session = state.sessions.create(std::time::Instant::now());
+    let (sender, mut receiver) = tokio::sync::mpsc::channel(256);
+    let input = ChatInput {
+        id: 1,
+        question,
+        search_enabled: search,
+        lang,
+        mode: Mode::Chat,
+    };
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let run = tokio::spawn(async move { chat::run(&state, &session, input, cancel, sender).await });
+    let mut failed = false;
+    let mut stdout = std::io::stdout();
+    while let Some(event) = receiver.recv().await {
+        match event {
+            AnswerEvent::Started { offline: true, .. } => {
+                eprintln!("[{}]", lang.texts().offline_label)
+            }
+            AnswerEvent::Status { text } if !text.is_empty() => eprintln!("… {text}"),
+            AnswerEvent::Notice { notice } => eprintln!("! {}", notice.text),
+            AnswerEvent::Token { text } => {
+                print!("{text}");
+                let _ = stdout.flush();
+            }
+            AnswerEvent::Failed { message } => {
+                eprintln!("error: {message}");
+                failed = true;
+            }
+            _ => {}
+        }
+    }
+    let exchange = match run.await {
+        Ok(exchange) => exchange,
+        Err(error) => {
+            eprintln!("error: the answer task failed: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let sources = SourceMap::new(exchange.sources.iter().cloned());
+    println!("{}", lists::chat_markdown(&sources, &exchange.cited));
+    if failed || exchange.answer.trim().is_empty() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

@@ -22,3 +22,15 @@ test('the HTML arrives in place, needing no script to assemble it', async ({ req
     expect(body).toContain(needle);
   }
 });
+
+test('a conversation renders without JavaScript', async ({ page }) => {
+  // page.request shares the page's cookies, so this asks in the same session.
+  const response = await page.request.post('/api/ask', { form: { question: 'Tokio 是什么运行时？' } });
+  expect(response.ok()).toBeTruthy();
+  expect(await response.text()).toContain('"type":"done"');
+  await page.goto('/');
+  const answer = page.locator('.answer').last();
+  await expect(answer).toContainText('Tokio 是 Rust 最常用的异步运行时');
+  await expect(answer.getByRole('link', { name: /^引用 1/ })).toHaveAttribute('href', 'https://docs.example.org/tokio/tutorial/');
+  await expect(answer.getByRole('region', { name: '参考文献' })).toContainText('Tokio tutorial');
+});

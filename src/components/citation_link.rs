@@ -37,7 +37,7 @@ pub fn provide_open_citation() {
     let _ = window_event_listener(ev::pointerdown, move |event| {
         let inside = event
             .target()
-            .and_then(|target| wasm_bindgen_element(target))
+            .and_then(wasm_bindgen_element)
             .and_then(|element| element.closest(".cite").ok().flatten())
             .is_some();
         if !inside {
@@ -129,7 +129,12 @@ pub fn CitationLink(number: u32, entry: Arc<CitationEntry>) -> impl IntoView {
                 aria-label=label
                 aria-expanded=move || is_open().to_string()
                 on:pointerdown=move |event: ev::PointerEvent| last_pointer.set_value(event.pointer_type())
-                on:focus=move |_| open()
+                on:focus=move |_| {
+                    // Keyboard focus opens the card; a tap's focus waits for its click.
+                    if last_pointer.get_value().is_empty() {
+                        open();
+                    }
+                }
                 on:click=move |event: ev::MouseEvent| {
                     // Touch: the first tap shows the card; the card's own link navigates.
                     // (`detail` is 0 for a click made with the keyboard.)

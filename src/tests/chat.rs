@@ -21,9 +21,11 @@ use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResul
 use crate::ssr::session::{Session, SessionStore};
 use crate::ssr::state::AppState;
 
+type Script = Box<dyn Fn(&ChatRequest) -> Vec<String> + Send + Sync>;
+
 /// A model that answers from a script and remembers every request.
 struct Scripted {
-    answer: Box<dyn Fn(&ChatRequest) -> Vec<String> + Send + Sync>,
+    answer: Script,
     /// Pause between chunks.
     pace: Duration,
     requests: Mutex<Vec<ChatRequest>>,

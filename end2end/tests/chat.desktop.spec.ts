@@ -1,0 +1,44 @@
+import { test, expect, type Page } from '@playwright/test';
+
+// Runs in the `desktop` project only: a mouse and a keyboard.
+
+async function openHydrated(page: Page) {
+  await page.goto('/');
+  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+}
+
+async function askQuestion(page: Page, question: string) {
+  const box = page.getByRole('textbox', { name: '提问' });
+  await box.fill(question);
+  await box.press('Enter');
+}
+
+test('hovering a citation shows its card', async ({ page }) => {
+  await openHydrated(page);
+  await askQuestion(page, 'Tokio 是什么运行时？');
+  const cite = page.locator('.answer').last().getByRole('link', { name: /^引用 1/ });
+  await expect(cite).toBeVisible();
+  await expect(page.getByRole('button', { name: '发送' })).toBeVisible();
+  await cite.hover();
+  const card = page.getByRole('tooltip');
+  await expect(card).toBeVisible();
+  await expect(card).toContainText('Tokio tutorial');
+  await expect(card).toContainText('docs.example.org');
+  await expect(card).toContainText('asynchronous runtime');
+  await page.mouse.move(5, 5);
+  await expect(card).toBeHidden();
+});
+
+test('a citation is reachable by keyboard and Esc closes its card', async ({ page }) => {
+  await openHydrated(page);
+  await askQuestion(page, 'Tokio 是什么运行时？');
+  const cite = page.locator('.answer').last().getByRole('link', { name: /^引用 1/ });
+  await expect(cite).toBeVisible();
+  await expect(page.getByRole('button', { name: '发送' })).toBeVisible();
+  await cite.focus();
+  const card = page.getByRole('tooltip');
+  await expect(card).toBeVisible();
+  await page.keyboard.press('Escape');
+  await expect(card).toBeHidden();
+});
+
