@@ -42,3 +42,16 @@ test('a citation is reachable by keyboard and Esc closes its card', async ({ pag
   await expect(card).toBeHidden();
 });
 
+
+test('copy puts the answer and its reference list on the clipboard as Markdown', async ({ page, context, baseURL }) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseURL });
+  await openHydrated(page);
+  await askQuestion(page, 'Tokio 是什么运行时？');
+  const answer = page.locator('.answer').last();
+  await answer.getByRole('button', { name: '复制' }).click();
+  await expect(answer.getByRole('button', { name: '已复制' })).toBeVisible();
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  expect(copied).toContain('Tokio 是 Rust 最常用的异步运行时 [1]。');
+  expect(copied).toContain('**参考文献:**');
+  expect(copied).toContain('1. [Tokio tutorial](https://docs.example.org/tokio/tutorial/) - `docs.example.org`');
+});

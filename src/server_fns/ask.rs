@@ -14,17 +14,24 @@ pub async fn ask(question: String) -> Result<ByteStream<AppError>, AppError> {
     use crate::ssr::state::AppState;
 
     let state = use_context::<AppState>().ok_or(AppError::Internal)?;
+    // A refused question is the client's mistake: 400, not 500.
+    let refuse = |message: &str| {
+        if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
+            response.set_status(axum::http::StatusCode::BAD_REQUEST);
+        }
+        AppError::BadInput(message.to_string())
+    };
     let session = crate::ssr::session::current().ok_or(AppError::NoSession)?;
     let lang = use_lang();
     let t = lang.texts();
     let question = question.trim().to_string();
     let length = question.chars().count();
     if length == 0 {
-        return Err(AppError::BadInput(t.empty_question.to_string()));
+        return Err(refuse(t.empty_question));
     }
     if length > state.config.max_question_chars {
-        return Err(AppError::BadInput(
-            t.question_too_long
+        return Err(refuse(
+            &t.question_too_long
                 .replace("{max}", &state.config.max_question_chars.to_string())
                 .replace("{len}", &length.to_string()),
         ));

@@ -350,6 +350,11 @@ async fn post_ask(
         .await
         .unwrap();
     if !response.status().is_success() {
+        assert_eq!(
+            response.status(),
+            400,
+            "a refused question is a client error"
+        );
         return Err(response.text().await.unwrap());
     }
     let mut decoder = LineDecoder::default();
