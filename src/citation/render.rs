@@ -309,7 +309,14 @@ pub fn used_numbers(answer: &str, registry: &impl Lookup) -> Vec<u32> {
     numbers
 }
 
+/// Containers nested deeper than this are flattened into their parent, so hostile input
+/// (`>>>>>>…`, thousands of nested lists) cannot overflow the stack of the renderer, the
+/// views or `Drop`.
+const MAX_DEPTH: usize = 32;
+
 enum Frame {
+    /// A container past [`MAX_DEPTH`]: its content goes to the nearest real frame.
+    Transparent,
     /// Root, block quote, list item or footnote: holds blocks.
     Blocks(Vec<Block>),
     Item {
@@ -370,9 +377,9 @@ impl<L: Lookup> Builder<'_, L> {
             Event::Start(tag) => self.start(tag),
             Event::End(_) => self.end(),
             Event::Text(text) => {
-                if let Some(Frame::Code { code, .. }) = self.stack.last_mut() {
+                if let Some(Frame::Code { code, .. }) = self.top() {
                     code.push_str(&text);
-                } else if let Some(Frame::Html(html)) = self.stack.last_mut() {
+                } else if let Some(Frame::Html(html)) = self.top() {
                     html.push_str(&text);
                 } else if self.in_link() {
                     self.push_inline(Inline::Text(text.into_string()));
@@ -385,7 +392,7 @@ impl<L: Lookup> Builder<'_, L> {
                 self.push_inline(Inline::Code(math.into_string()))
             }
             Event::Html(html) => {
-                if let Some(Frame::Html(buffer)) = self.stack.last_mut() {
+                if let Some(Frame::Html(buffer)) = self.top() {
                     buffer.push_str(&html);
                 } else {
                     self.push_inline(Inline::Text(html.into_string()));
@@ -397,7 +404,7 @@ impl<L: Lookup> Builder<'_, L> {
             Event::HardBreak => self.push_inline(Inline::LineBreak),
             Event::Rule => self.push_block(Block::Rule),
             Event::TaskListMarker(checked) => {
-                if let Some(Frame::Item { checked: slot, .. }) = self.stack.last_mut() {
+                if let Some(Frame::Item { checked: slot, .. }) = self.top() {
                     *slot = Some(checked);
                 }
             }
@@ -405,6 +412,10 @@ impl<L: Lookup> Builder<'_, L> {
     }
 
     fn start(&mut self, tag: Tag<'_>) {
+        if self.stack.len() >= MAX_DEPTH {
+            self.stack.push(Frame::Transparent);
+            return;
+        }
         let frame = match tag {
             Tag::Paragraph => inlines(InlineKind::Paragraph),
             Tag::Heading { level, .. } => inlines(InlineKind::Heading(level as u8)),
@@ -484,10 +495,11 @@ impl<L: Lookup> Builder<'_, L> {
             return;
         };
         match frame {
+            Frame::Transparent => {}
             Frame::Blocks(blocks) | Frame::Quote(blocks) => self.push_block(Block::Quote(blocks)),
             Frame::Item { checked, blocks } => {
                 let item = ListItem { checked, blocks };
-                match self.stack.last_mut() {
+                match self.top() {
                     Some(Frame::List { items, .. }) => items.push(item),
                     _ => self.push_block(Block::Quote(item.blocks)),
                 }
@@ -506,7 +518,7 @@ impl<L: Lookup> Builder<'_, L> {
                     head: table_head,
                     rows,
                     ..
-                }) = self.stack.last_mut()
+                }) = self.top()
                 {
                     if head {
                         *table_head = cells;
@@ -527,7 +539,7 @@ impl<L: Lookup> Builder<'_, L> {
                 content: inlines,
             }),
             InlineKind::Cell => {
-                if let Some(Frame::Row { cells, .. }) = self.stack.last_mut() {
+                if let Some(Frame::Row { cells, .. }) = self.top() {
                     cells.push(inlines);
                 }
             }
@@ -565,6 +577,14 @@ impl<L: Lookup> Builder<'_, L> {
         }
     }
 
+    /// The innermost frame that is not transparent.
+    fn top(&mut self) -> Option<&mut Frame> {
+        self.stack
+            .iter_mut()
+            .rev()
+            .find(|frame| !matches!(frame, Frame::Transparent))
+    }
+
     fn in_link(&self) -> bool {
         self.stack.iter().any(|frame| {
             matches!(
@@ -578,7 +598,7 @@ impl<L: Lookup> Builder<'_, L> {
     }
 
     fn push_block(&mut self, block: Block) {
-        match self.stack.last_mut() {
+        match self.top() {
             Some(Frame::Blocks(blocks) | Frame::Quote(blocks) | Frame::Item { blocks, .. }) => {
                 blocks.push(block)
             }
@@ -597,7 +617,7 @@ impl<L: Lookup> Builder<'_, L> {
     }
 
     fn push_inline(&mut self, inline: Inline) {
-        match self.stack.last_mut() {
+        match self.top() {
             Some(Frame::Inlines { inlines, .. }) => inlines.push(inline),
             Some(Frame::Blocks(blocks) | Frame::Quote(blocks) | Frame::Item { blocks, .. }) => {
                 match blocks.last_mut() {
@@ -612,7 +632,7 @@ impl<L: Lookup> Builder<'_, L> {
                 checked: None,
                 blocks: vec![Block::Plain(vec![inline])],
             }),
-            Some(Frame::Table { .. } | Frame::Row { .. }) | None => {}
+            Some(Frame::Table { .. } | Frame::Row { .. } | Frame::Transparent) | None => {}
         }
     }
 

@@ -462,6 +462,29 @@ fn a_marker_split_across_stream_chunks_resolves_once_complete() {
 }
 
 #[test]
+fn deep_nesting_is_flattened_not_fatal() {
+    // Run on a small stack, like a tokio worker or the browser's wasm stack.
+    let answer = format!(
+        "{}deep [1]\n\n{}item [1]",
+        ">".repeat(20_000),
+        "- ".repeat(5_000)
+    );
+    let rendered = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            let rendered = render(&answer, &registry(1));
+            (
+                rendered.text(false).contains("deep"),
+                rendered.cited_numbers(),
+            )
+        })
+        .unwrap()
+        .join()
+        .expect("rendering deep nesting must not overflow the stack");
+    assert_eq!(rendered, (true, vec![1]));
+}
+
+#[test]
 fn used_numbers_are_sorted_unique_and_registered() {
     let registry = registry(5);
     assert_eq!(

@@ -73,8 +73,15 @@ pub async fn ask(question: String) -> Result<ByteStream<AppError>, AppError> {
         mode: settings.mode,
     };
     tokio::spawn(async move {
+        // Frees the session even if the pipeline panics, so it can never stay "busy".
+        struct EndAnswer(std::sync::Arc<crate::ssr::session::Session>, u64);
+        impl Drop for EndAnswer {
+            fn drop(&mut self) {
+                self.0.end_answer(self.1);
+            }
+        }
+        let _end = EndAnswer(session.clone(), id);
         chat::run(&state, &session, input, cancel, sender).await;
-        session.end_answer();
     });
     let lines = futures_util::stream::unfold(receiver, |mut receiver| async move {
         let event = receiver.recv().await?;

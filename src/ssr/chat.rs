@@ -32,9 +32,21 @@ pub struct ChatInput {
     pub mode: Mode,
 }
 
-/// Sends an event; false when nobody listens any more.
+/// Sends an event; false when nobody listens any more. Never waits past a stop: a full
+/// channel (a slow browser) cannot keep a stopped answer alive.
 async fn emit(events: &mpsc::Sender<AnswerEvent>, event: AnswerEvent) -> bool {
-    events.send(event).await.is_ok()
+    tokio::select! {
+        sent = events.send(event) => sent.is_ok(),
+        () = events.closed() => false,
+    }
+}
+
+/// Resolves when the answer should stop: the stop button, or the browser went away.
+async fn halted(cancel: &CancellationToken, events: &mpsc::Sender<AnswerEvent>) {
+    tokio::select! {
+        () = cancel.cancelled() => {},
+        () = events.closed() => {},
+    }
 }
 
 /// The conversation so far as model messages: each finished exchange is a user question
@@ -62,6 +74,7 @@ pub async fn run(
 ) -> Exchange {
     let t = input.lang.texts();
     let offline = state.llm.kind() == ModelKind::Extractive;
+    let generation = session.generation();
     let mut exchange = Exchange {
         id: input.id,
         mode: input.mode,
@@ -90,7 +103,7 @@ pub async fn run(
         let options = SearchOptions::default();
         let searched = tokio::select! {
             searched = cached_search(session, state.search.as_ref(), &input.question, &options) => Some(searched.0),
-            () = cancel.cancelled() => None,
+            () = halted(&cancel, &events) => None,
         };
         match searched {
             None => exchange.stopped = true,
@@ -153,7 +166,7 @@ pub async fn run(
         },
     )
     .await;
-    session.push_exchange(exchange.clone());
+    session.push_exchange(generation, exchange.clone());
     exchange
 }
 
@@ -237,7 +250,7 @@ async fn answer(
     }
     let started = tokio::select! {
         started = state.llm.stream(request) => started,
-        () = cancel.cancelled() => return true,
+        () = halted(cancel, events) => return true,
     };
     let mut stream = match started {
         Ok(stream) => stream,
@@ -250,7 +263,7 @@ async fn answer(
     loop {
         let next = tokio::select! {
             biased;
-            () = cancel.cancelled() => return true,
+            () = halted(cancel, events) => return true,
             next = stream.next() => next,
         };
         match next {

@@ -106,6 +106,16 @@ impl fmt::Display for ConfigWarning {
     }
 }
 
+/// A URL as it may be shown: user name and password (`https://user:pw@host`) removed.
+pub fn redacted(url: &Url) -> String {
+    let mut shown = url.clone();
+    if !shown.username().is_empty() || shown.password().is_some() {
+        let _ = shown.set_username("");
+        let _ = shown.set_password(None);
+    }
+    shown.to_string()
+}
+
 pub const DEFAULT_ADDR: &str = "127.0.0.1:3000";
 pub const DEFAULT_SEARXNG_URL: &str = "http://localhost:8080";
 pub const DEFAULT_LOG: &str = "cited=info,tower_http=info";
@@ -225,7 +235,7 @@ impl fmt::Display for Config {
     /// The effective configuration, one `NAME=value` per line, secrets redacted.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "CITED_ADDR={}", self.addr)?;
-        writeln!(f, "CITED_SEARXNG_URL={}", self.searxng_url)?;
+        writeln!(f, "CITED_SEARXNG_URL={}", redacted(&self.searxng_url))?;
         writeln!(f, "CITED_SEARCH_RESULTS={}", self.search_results)?;
         writeln!(
             f,
@@ -236,7 +246,7 @@ impl fmt::Display for Config {
         writeln!(f, "CITED_SNIPPET_CHARS={}", self.snippet_chars)?;
         match &self.llm {
             Some(llm) => {
-                writeln!(f, "CITED_LLM_BASE_URL={}", llm.base_url)?;
+                writeln!(f, "CITED_LLM_BASE_URL={}", redacted(&llm.base_url))?;
                 let key = if llm.api_key.is_some() {
                     "*** (set)"
                 } else {
@@ -527,7 +537,19 @@ mod tests {
 
     #[test]
     fn secrets_never_print() {
-        let (config, _) = load(&[("CITED_LLM_API_KEY", "sk-very-secret")]);
+        let (config, _) = load(&[
+            ("CITED_LLM_API_KEY", "sk-very-secret"),
+            (
+                "CITED_SEARXNG_URL",
+                "https://me:hunter2@search.example.org/",
+            ),
+        ]);
+        let shown = format!("{config}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(
+            shown.contains("CITED_SEARXNG_URL=https://search.example.org/"),
+            "{shown}"
+        );
         let shown = format!("{config}\n{config:?}");
         assert!(!shown.contains("sk-very-secret"), "{shown}");
         assert!(shown.contains("CITED_LLM_API_KEY=*** (set)"), "{shown}");

@@ -45,7 +45,7 @@ pub async fn run(config: &Config) -> Vec<Finding> {
         Ok(()) => Finding {
             verdict: Verdict::Ok,
             subject: "SearXNG",
-            text: format!("{} answers and has JSON output on", config.searxng_url),
+            text: format!("{} answers and has JSON output on", searxng.shown_url()),
         },
         Err(error) => Finding {
             verdict: Verdict::Problem,
@@ -75,7 +75,9 @@ pub async fn check_model(llm: &LlmConfig) -> Finding {
         subject: "model",
         text,
     };
-    let base = llm.base_url.as_str().trim_end_matches('/');
+    let request_url = format!("{}/models", llm.base_url.as_str().trim_end_matches('/'));
+    let shown = crate::ssr::config::redacted(&llm.base_url);
+    let base = shown.trim_end_matches('/');
     let url = format!("{base}/models");
     let client = match reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
@@ -84,7 +86,7 @@ pub async fn check_model(llm: &LlmConfig) -> Finding {
         Ok(client) => client,
         Err(error) => return problem(format!("cannot build an HTTP client: {error}")),
     };
-    let mut request = client.get(&url);
+    let mut request = client.get(&request_url);
     if let Some(key) = &llm.api_key {
         request = request.bearer_auth(key.expose());
     }

@@ -76,9 +76,11 @@ pub struct Session {
     search_cache: Mutex<SearchCache>,
     /// Questions and answers so far, oldest first.
     conversation: Mutex<Vec<Exchange>>,
-    /// The answer being written, if any: one at a time per session.
-    active: Mutex<Option<CancellationToken>>,
+    /// The answer being written, if any (its id and stop token): one at a time per session.
+    active: Mutex<Option<(u64, CancellationToken)>>,
     next_answer_id: AtomicU64,
+    /// Bumped by every `/reset`, so an answer that started before it is not saved after it.
+    generation: AtomicU64,
 }
 
 /// Most exchanges kept per session; older ones are dropped (the model sees fewer anyway).
@@ -94,6 +96,7 @@ impl Session {
             conversation: Mutex::new(Vec::new()),
             active: Mutex::new(None),
             next_answer_id: AtomicU64::new(1),
+            generation: AtomicU64::new(0),
         }
     }
 
@@ -115,16 +118,26 @@ impl Session {
     /// `/reset`: forgets the session's conversation and searches (and, with Agent mode, its
     /// citation registry). Settings stay.
     pub fn reset(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
         lock(&self.search_cache).clear();
         lock(&self.conversation).clear();
+    }
+
+    /// Changes with every `/reset`.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
     }
 
     pub fn conversation(&self) -> Vec<Exchange> {
         lock(&self.conversation).clone()
     }
 
-    pub fn push_exchange(&self, exchange: Exchange) {
+    /// Saves an exchange, unless the session was reset since `generation` was read.
+    pub fn push_exchange(&self, generation: u64, exchange: Exchange) {
         let mut conversation = lock(&self.conversation);
+        if self.generation() != generation {
+            return;
+        }
         conversation.push(exchange);
         let excess = conversation.len().saturating_sub(MAX_EXCHANGES);
         conversation.drain(..excess);
@@ -134,25 +147,36 @@ impl Session {
     /// of this session is still being written.
     pub fn begin_answer(&self) -> Option<(u64, CancellationToken)> {
         let mut active = lock(&self.active);
-        if active.as_ref().is_some_and(|token| !token.is_cancelled()) {
+        if active
+            .as_ref()
+            .is_some_and(|(_, token)| !token.is_cancelled())
+        {
             return None;
         }
         let token = CancellationToken::new();
-        *active = Some(token.clone());
-        Some((self.next_answer_id.fetch_add(1, Ordering::Relaxed), token))
+        let id = self.next_answer_id.fetch_add(1, Ordering::Relaxed);
+        *active = Some((id, token.clone()));
+        Some((id, token))
     }
 
-    /// Marks the answer finished, so the next one may start.
-    pub fn end_answer(&self) {
-        if let Some(token) = lock(&self.active).take() {
-            token.cancel();
+    /// Marks answer `id` finished, so the next one may start. A later answer that already
+    /// took its place is left alone.
+    pub fn end_answer(&self, id: u64) {
+        let mut active = lock(&self.active);
+        if active
+            .as_ref()
+            .is_some_and(|(active_id, _)| *active_id == id)
+        {
+            if let Some((_, token)) = active.take() {
+                token.cancel();
+            }
         }
     }
 
     /// The stop button: cancels the answer being written. False when there is none.
     pub fn stop_answer(&self) -> bool {
         match lock(&self.active).as_ref() {
-            Some(token) if !token.is_cancelled() => {
+            Some((_, token)) if !token.is_cancelled() => {
                 token.cancel();
                 true
             }

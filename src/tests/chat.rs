@@ -326,14 +326,56 @@ async fn stop_ends_the_answer_and_keeps_what_was_written() {
     assert_eq!(h.session.conversation().len(), 1);
 }
 
+#[tokio::test]
+async fn a_reset_during_an_answer_is_not_undone_by_it() {
+    let model = Arc::new(Scripted {
+        answer: Box::new(|_| (0..50).map(|i| format!("w{i} ")).collect()),
+        pace: Duration::from_millis(10),
+        requests: Mutex::new(Vec::new()),
+    });
+    let h = harness(&searxng::shared().url, model, &[]);
+    let (sender, mut receiver) = mpsc::channel(256);
+    let input = ChatInput {
+        id: 9,
+        question: "q".into(),
+        search_enabled: false,
+        lang: Lang::ZhCn,
+        mode: Mode::Chat,
+    };
+    let run = {
+        let (state, session) = (h.state.clone(), h.session.clone());
+        tokio::spawn(async move {
+            chat::run(&state, &session, input, CancellationToken::new(), sender).await
+        })
+    };
+    while let Some(event) = receiver.recv().await {
+        if matches!(event, AnswerEvent::Token { .. }) {
+            h.session.reset();
+            break;
+        }
+    }
+    drop(receiver);
+    run.await.unwrap();
+    assert!(
+        h.session.conversation().is_empty(),
+        "the reset stays a reset"
+    );
+}
+
 #[test]
 fn one_answer_at_a_time_per_session() {
     let session = SessionStore::new(Duration::from_secs(60)).create(Instant::now());
-    let (_, token) = session.begin_answer().unwrap();
+    let (first, token) = session.begin_answer().unwrap();
     assert!(session.begin_answer().is_none());
     assert!(session.stop_answer());
     assert!(token.is_cancelled());
-    session.end_answer();
+    // Stopped: the next answer may start while the first one winds down...
+    let (second, second_token) = session.begin_answer().unwrap();
+    // ...and the first one finishing does not cancel the second.
+    session.end_answer(first);
+    assert!(!second_token.is_cancelled());
+    assert!(session.begin_answer().is_none());
+    session.end_answer(second);
     assert!(session.begin_answer().is_some());
 }
 

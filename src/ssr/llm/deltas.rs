@@ -104,13 +104,17 @@ impl DeltaAssembler {
             .and_then(Value::as_str)
             .filter(|id| !id.is_empty());
         let index = match call.get("index").and_then(Value::as_u64) {
-            Some(index) => index as u32,
+            Some(index) => u32::try_from(index).ok(),
             // No index: a new id starts a new call, otherwise it continues the last one.
             None => match (id, self.calls.last_key_value()) {
-                (Some(id), Some((&last, partial))) if partial.id != id => last + 1,
-                (_, Some((&last, _))) => last,
-                (_, None) => position as u32,
+                (Some(id), Some((&last, partial))) if partial.id != id => last.checked_add(1),
+                (_, Some((&last, _))) => Some(last),
+                (_, None) => u32::try_from(position).ok(),
             },
+        };
+        // An index past u32 is nonsense from the server: drop that fragment.
+        let Some(index) = index else {
+            return;
         };
         let partial = self.calls.entry(index).or_default();
         if let Some(id) = id {

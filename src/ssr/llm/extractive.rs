@@ -122,11 +122,36 @@ pub struct Extract {
     pub cited: Vec<u32>,
 }
 
-struct Candidate<'a> {
+struct Candidate {
     number: u32,
     position: usize,
-    text: &'a str,
+    text: String,
     tokens: Vec<String>,
+}
+
+/// A source sentence made safe to quote inside an answer: its own citation markers removed
+/// (they would point at this answer's numbers), backticks neutralised (a stray fence would
+/// turn the rest into code), and leading Markdown block syntax dropped.
+fn clean(sentence: &str) -> String {
+    let mut text = String::with_capacity(sentence.len());
+    let mut pos = 0;
+    for marker in crate::citation::markers::scan(sentence) {
+        text.push_str(&sentence[pos..marker.range.start]);
+        pos = marker.range.end;
+    }
+    text.push_str(&sentence[pos..]);
+    let text = text.replace('`', "'");
+    let trimmed = text
+        .trim_start_matches(|c: char| matches!(c, '#' | '>' | '-' | '*' | '+' | '|' | ' ' | '\t'));
+    let trimmed = match trimmed.split_once(". ") {
+        Some((number, rest))
+            if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            rest
+        }
+        _ => trimmed,
+    };
+    trimmed.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The answer to `question` from `sources`: the best sentences by BM25, each cited.
@@ -135,12 +160,16 @@ pub fn answer(question: &str, sources: &[Arc<CitationEntry>]) -> Extract {
     let query: HashSet<String> = tokens(question).into_iter().collect();
     let mut candidates: Vec<Candidate> = Vec::new();
     for entry in sources {
-        for (position, text) in sentences(&entry.snippet).into_iter().enumerate() {
+        for (position, sentence) in sentences(&entry.snippet).into_iter().enumerate() {
+            let text = clean(sentence);
+            if text.chars().filter(|c| c.is_alphanumeric()).count() < 4 {
+                continue;
+            }
             candidates.push(Candidate {
                 number: entry.number,
                 position,
+                tokens: tokens(&text),
                 text,
-                tokens: tokens(text),
             });
         }
     }
@@ -437,6 +466,29 @@ mod tests {
         assert!(extract.cited.is_empty());
         assert!(crate::citation::markers::scan(&extract.text).is_empty());
         assert!(answer("量子计算", &[]).cited.is_empty());
+    }
+
+    #[test]
+    fn quoted_sentences_cannot_cite_or_break_markdown() {
+        let sources = sources(&[
+            (
+                "a",
+                "Rust 1.0 shipped in 2015 [2]. ```rust fn main() {} shipped with cargo.",
+            ),
+            ("b", "Unrelated text about weather."),
+        ]);
+        let extract = answer("When did Rust 1.0 ship with cargo?", &sources);
+        assert_eq!(extract.cited, vec![1], "{extract:?}");
+        assert!(
+            !extract.text.contains("[2]") && !extract.text.contains('`'),
+            "{}",
+            extract.text
+        );
+        let numbers: Vec<u32> = crate::citation::markers::scan(&extract.text)
+            .into_iter()
+            .flat_map(|m| m.numbers)
+            .collect();
+        assert!(numbers.iter().all(|n| *n == 1), "{}", extract.text);
     }
 
     #[test]

@@ -56,6 +56,8 @@ impl Default for ClientOptions {
 pub struct OpenAiClient {
     http: reqwest::Client,
     base: String,
+    /// `base` without credentials, for messages.
+    shown: String,
     api_key: Option<Secret>,
     model: String,
     options: ClientOptions,
@@ -72,6 +74,9 @@ impl OpenAiClient {
         OpenAiClient {
             http,
             base: config.base_url.as_str().trim_end_matches('/').to_string(),
+            shown: crate::ssr::config::redacted(&config.base_url)
+                .trim_end_matches('/')
+                .to_string(),
             api_key: config.api_key.clone(),
             model: config.model.clone(),
             options,
@@ -110,19 +115,19 @@ impl OpenAiClient {
                 match tokio::time::timeout(self.options.first_byte_timeout, builder.send()).await {
                     Err(_) => {
                         return Err(LlmError::Timeout {
-                            url: self.base.clone(),
+                            url: self.shown.clone(),
                             after: self.options.first_byte_timeout,
                         })
                     }
                     Ok(Err(error)) if error.is_connect() => {
                         return Err(LlmError::Unreachable {
-                            url: self.base.clone(),
+                            url: self.shown.clone(),
                             source: error,
                         })
                     }
                     Ok(Err(error)) if error.is_timeout() => {
                         return Err(LlmError::Timeout {
-                            url: self.base.clone(),
+                            url: self.shown.clone(),
                             after: self.options.connect_timeout,
                         })
                     }
@@ -134,7 +139,12 @@ impl OpenAiClient {
                 return Ok(response);
             }
             let retry_after = retry_after(response.headers());
-            let body = response.text().await.unwrap_or_default();
+            // An error body that stalls must not hang the answer.
+            let body = tokio::time::timeout(self.options.first_byte_timeout, response.text())
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or_default();
             let message = error_message(&body);
             // Some older servers reject the `stream_options` field: ask once more without it.
             if status == StatusCode::BAD_REQUEST
@@ -262,12 +272,13 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<f64>().ok())
     };
-    if let Some(ms) = read("retry-after-ms").filter(|ms| ms.is_finite() && *ms >= 0.0) {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
+    // Anything huge, negative or not a number is ignored (never a panic on a header).
+    if let Some(wait) =
+        read("retry-after-ms").and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
+    {
+        return Some(wait);
     }
-    read("retry-after")
-        .filter(|secs| secs.is_finite() && *secs >= 0.0 && *secs < 86_400.0)
-        .map(Duration::from_secs_f64)
+    read("retry-after").and_then(|secs| Duration::try_from_secs_f64(secs).ok())
 }
 
 fn error_message(body: &str) -> String {
@@ -344,6 +355,11 @@ mod tests {
         assert_eq!(retry_after(&headers), None);
         headers.insert("retry-after-ms", "1500".parse().unwrap());
         assert_eq!(retry_after(&headers), Some(Duration::from_millis(1500)));
+        for hostile in ["1e30", "-5", "NaN", "inf"] {
+            headers.insert("retry-after-ms", hostile.parse().unwrap());
+            headers.insert("retry-after", hostile.parse().unwrap());
+            assert_eq!(retry_after(&headers), None, "{hostile}");
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::ssr::search::SearchError;
 
 /// Checks that SearXNG answers and has JSON output enabled.
 pub async fn check(searxng: &Searxng) -> Result<(), SearchError> {
-    let shown_url = searxng.base_url().to_string();
+    let shown_url = searxng.shown_url().to_string();
     let healthz = searxng
         .http()
         .get(searxng.endpoint("healthz"))
@@ -87,7 +87,7 @@ impl HealthMonitor {
     }
 
     pub fn url(&self) -> String {
-        self.searxng.base_url().to_string()
+        self.searxng.shown_url().to_string()
     }
 
     /// The health, checked again when the last check is older than `max_age`. Concurrent

@@ -33,6 +33,8 @@ pub const USER_AGENT_VALUE: &str = concat!(
 pub struct Searxng {
     http: reqwest::Client,
     base: Url,
+    /// `base` without credentials, for logs and messages.
+    shown: String,
     timeout: Duration,
     language: SearchLanguage,
     max_results: usize,
@@ -63,6 +65,7 @@ impl Searxng {
             .expect("a client with static headers and rustls always builds");
         Searxng {
             http,
+            shown: crate::ssr::config::redacted(&config.searxng_url),
             base: config.searxng_url.clone(),
             timeout: config.search_timeout,
             language: config.search_language.clone(),
@@ -71,8 +74,9 @@ impl Searxng {
         }
     }
 
-    pub fn base_url(&self) -> &Url {
-        &self.base
+    /// The instance's URL as it may be shown (no credentials).
+    pub fn shown_url(&self) -> &str {
+        &self.shown
     }
 
     pub(crate) fn http(&self) -> &reqwest::Client {
@@ -113,7 +117,7 @@ impl SearchProvider for Searxng {
         options: &SearchOptions,
     ) -> Result<SearchResults, SearchError> {
         let url = self.endpoint("search");
-        let shown_url = self.base.to_string();
+        let shown_url = self.shown.clone();
         let mut params: Vec<(&str, String)> = vec![
             ("q", query.to_string()),
             ("format", "json".to_string()),
