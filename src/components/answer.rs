@@ -10,36 +10,61 @@ use crate::citation::render::{Align, ListItem};
 use crate::citation::{render, Block, CitationEntry, Cite, Inline, SourceMap};
 use crate::components::citation_link::CitationLink;
 
+/// Numbers the citations of one answer in reading order, so a citation keeps its key (and
+/// an open card stays open) when the streaming answer is rendered again.
+struct Keys {
+    base: u64,
+    next: std::cell::Cell<u64>,
+}
+
+impl Keys {
+    fn next(&self) -> u64 {
+        let ordinal = self.next.get();
+        self.next.set(ordinal + 1);
+        (self.base << 24) | ordinal
+    }
+}
+
 /// The answer text rendered against its sources; re-rendered as the text streams in.
 #[component]
 pub fn AnswerBody(
+    /// Unique per answer on the page.
+    answer_key: u64,
     #[prop(into)] text: Signal<String>,
     #[prop(into)] sources: Signal<Vec<Arc<CitationEntry>>>,
 ) -> impl IntoView {
     move || {
         let sources = SourceMap::new(sources.get());
         let rendered = render(&text.get(), &sources);
-        rendered.blocks.into_iter().map(block_view).collect_view()
+        let keys = Keys {
+            base: answer_key + 1,
+            next: std::cell::Cell::new(0),
+        };
+        rendered
+            .blocks
+            .into_iter()
+            .map(|block| block_view(block, &keys))
+            .collect_view()
     }
 }
 
-fn block_view(block: Block) -> AnyView {
+fn block_view(block: Block, keys: &Keys) -> AnyView {
     match block {
-        Block::Paragraph(inlines) => view! { <p>{inlines_view(inlines)}</p> }.into_any(),
-        Block::Plain(inlines) => view! { <span class="plain">{inlines_view(inlines)}</span> }.into_any(),
+        Block::Paragraph(inlines) => view! { <p>{inlines_view(inlines, keys)}</p> }.into_any(),
+        Block::Plain(inlines) => view! { <span class="plain">{inlines_view(inlines, keys)}</span> }.into_any(),
         Block::Heading { level, content } => {
-            let content = inlines_view(content);
+            let content = inlines_view(content, keys);
             match level {
                 1 | 2 => view! { <h3>{content}</h3> }.into_any(),
                 3 => view! { <h4>{content}</h4> }.into_any(),
                 _ => view! { <h5>{content}</h5> }.into_any(),
             }
         }
-        Block::Quote(blocks) => view! { <blockquote>{blocks.into_iter().map(block_view).collect_view()}</blockquote> }.into_any(),
+        Block::Quote(blocks) => view! { <blockquote>{blocks.into_iter().map(|block| block_view(block, keys)).collect_view()}</blockquote> }.into_any(),
         Block::List { start: Some(start), items } => {
-            view! { <ol start=start.to_string()>{items.into_iter().map(item_view).collect_view()}</ol> }.into_any()
+            view! { <ol start=start.to_string()>{items.into_iter().map(|item| item_view(item, keys)).collect_view()}</ol> }.into_any()
         }
-        Block::List { start: None, items } => view! { <ul>{items.into_iter().map(item_view).collect_view()}</ul> }.into_any(),
+        Block::List { start: None, items } => view! { <ul>{items.into_iter().map(|item| item_view(item, keys)).collect_view()}</ul> }.into_any(),
         Block::Code { lang, code } => view! {
             <pre class="code" data-lang=lang>
                 <code>{code}</code>
@@ -61,7 +86,7 @@ fn block_view(block: Block) -> AnyView {
                                 {head
                                     .into_iter()
                                     .enumerate()
-                                    .map(|(idx, cell)| view! { <th class=align(idx)>{inlines_view(cell)}</th> })
+                                    .map(|(idx, cell)| view! { <th class=align(idx)>{inlines_view(cell, keys)}</th> })
                                     .collect_view()}
                             </tr>
                         </thead>
@@ -74,7 +99,7 @@ fn block_view(block: Block) -> AnyView {
                                             {row
                                                 .into_iter()
                                                 .enumerate()
-                                                .map(|(idx, cell)| view! { <td class=align(idx)>{inlines_view(cell)}</td> })
+                                                .map(|(idx, cell)| view! { <td class=align(idx)>{inlines_view(cell, keys)}</td> })
                                                 .collect_view()}
                                         </tr>
                                     }
@@ -90,31 +115,35 @@ fn block_view(block: Block) -> AnyView {
     }
 }
 
-fn item_view(item: ListItem) -> impl IntoView {
+fn item_view(item: ListItem, keys: &Keys) -> impl IntoView {
     let marker = item
         .checked
         .map(|checked| if checked { "☑ " } else { "☐ " });
-    view! { <li>{marker}{item.blocks.into_iter().map(block_view).collect_view()}</li> }
+    view! { <li>{marker}{item.blocks.into_iter().map(|block| block_view(block, keys)).collect_view()}</li> }
 }
 
-fn inlines_view(inlines: Vec<Inline>) -> AnyView {
+fn inlines_view(inlines: Vec<Inline>, keys: &Keys) -> AnyView {
     inlines
         .into_iter()
-        .map(inline_view)
+        .map(|inline| inline_view(inline, keys))
         .collect_view()
         .into_any()
 }
 
-fn inline_view(inline: Inline) -> AnyView {
+fn inline_view(inline: Inline, keys: &Keys) -> AnyView {
     match inline {
         Inline::Text(text) => text.into_any(),
         Inline::Code(code) => view! { <code>{code}</code> }.into_any(),
-        Inline::Emphasis(children) => view! { <em>{inlines_view(children)}</em> }.into_any(),
-        Inline::Strong(children) => view! { <strong>{inlines_view(children)}</strong> }.into_any(),
-        Inline::Strikethrough(children) => view! { <del>{inlines_view(children)}</del> }.into_any(),
+        Inline::Emphasis(children) => view! { <em>{inlines_view(children, keys)}</em> }.into_any(),
+        Inline::Strong(children) => {
+            view! { <strong>{inlines_view(children, keys)}</strong> }.into_any()
+        }
+        Inline::Strikethrough(children) => {
+            view! { <del>{inlines_view(children, keys)}</del> }.into_any()
+        }
         Inline::Link { url, children } => view! {
             <a href=url target="_blank" rel="noopener noreferrer nofollow">
-                {inlines_view(children)}
+                {inlines_view(children, keys)}
             </a>
         }
         .into_any(),
@@ -123,7 +152,10 @@ fn inline_view(inline: Inline) -> AnyView {
         Inline::Citation { cites, .. } => cites
             .into_iter()
             .map(|cite| match cite {
-                Cite::Found { number, entry } => view! { <CitationLink number entry/> }.into_any(),
+                Cite::Found { number, entry } => {
+                    let key = keys.next();
+                    view! { <CitationLink number entry key/> }.into_any()
+                }
                 Cite::Missing { number } => format!("[{number}]").into_any(),
             })
             .collect_view()

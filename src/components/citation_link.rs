@@ -9,7 +9,6 @@
 //!
 //! One card is open at a time ([`OpenCitation`]). The accessible name starts "引用 N".
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use leptos::ev;
@@ -51,13 +50,15 @@ fn wasm_bindgen_element(target: web_sys::EventTarget) -> Option<web_sys::Element
     target.dyn_into::<web_sys::Element>().ok()
 }
 
-static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
-
 #[component]
-pub fn CitationLink(number: u32, entry: Arc<CitationEntry>) -> impl IntoView {
+pub fn CitationLink(
+    number: u32,
+    entry: Arc<CitationEntry>,
+    /// Stable across re-renders of the same answer.
+    key: u64,
+) -> impl IntoView {
     let t = use_texts();
     let open_citation = use_context::<OpenCitation>().unwrap_or(OpenCitation(RwSignal::new(None)));
-    let key = NEXT_KEY.fetch_add(1, Ordering::Relaxed);
     let is_open = move || open_citation.0.get() == Some(key);
     let open = move || open_citation.0.set(Some(key));
     let close = move || {

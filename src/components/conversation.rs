@@ -77,14 +77,14 @@ pub fn Conversation(chat: Chat) -> impl IntoView {
                 </div>
             </Show>
             <For each=move || chat.exchanges.get() key=|(key, _)| *key let:item>
-                <ExchangeView exchange=item.1/>
+                <ExchangeView key=item.0 exchange=item.1/>
             </For>
         </section>
     }
 }
 
 #[component]
-fn ExchangeView(exchange: RwSignal<Exchange>) -> impl IntoView {
+fn ExchangeView(key: u64, exchange: RwSignal<Exchange>) -> impl IntoView {
     let t = use_texts();
     let text = Signal::derive(move || exchange.with(|e| e.answer.clone()));
     let sources = Signal::derive(move || exchange.with(|e| e.sources.clone()));
@@ -125,7 +125,7 @@ fn ExchangeView(exchange: RwSignal<Exchange>) -> impl IntoView {
                     </p>
                 </For>
                 <div class="answer-body">
-                    <AnswerBody text sources/>
+                    <AnswerBody answer_key=key text sources/>
                 </div>
                 <Show when=move || exchange.with(|e| e.stopped)>
                     <p class="stopped">{t.stopped}</p>

@@ -141,8 +141,7 @@ fn clean(sentence: &str) -> String {
     }
     text.push_str(&sentence[pos..]);
     let text = text.replace('`', "'");
-    let trimmed = text
-        .trim_start_matches(|c: char| matches!(c, '#' | '>' | '-' | '*' | '+' | '|' | ' ' | '\t'));
+    let trimmed = text.trim_start_matches(['#', '>', '-', '*', '+', '|', ' ', '\t']);
     let trimmed = match trimmed.split_once(". ") {
         Some((number, rest))
             if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) =>
