@@ -73,6 +73,9 @@ pub enum SourceKind {
 pub struct Source {
     pub url: String,
     pub title: String,
+    /// The host without `www.`, as shown beside the title.
+    #[serde(default)]
+    pub domain: String,
     /// Already cut to `CITED_SNIPPET_CHARS` on a character boundary.
     pub snippet: String,
     #[serde(default)]

@@ -385,6 +385,7 @@ fn source_from(result: &Value, snippet_chars: usize) -> Option<Source> {
     // `engines` comes from a Python set: sort it so equal results compare equal.
     engines.sort();
     Some(Source {
+        domain: urls::domain(&url),
         url,
         title,
         snippet,
@@ -532,6 +533,7 @@ mod tests {
             "kept as text, never HTML"
         );
         assert_eq!(results.sources[1].engines, vec!["brave"]);
+        assert_eq!(results.sources[1].domain, "b.example");
         assert_eq!(results.answers, vec!["old style answer", "new style"]);
         assert_eq!(results.suggestions, vec!["s1"]);
         assert_eq!(
