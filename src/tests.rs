@@ -48,6 +48,13 @@ impl TestServer {
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
     }
+
+    /// The server-rendered HTML of `/` as this client's session sees it.
+    pub async fn page(&self, client: &reqwest::Client) -> String {
+        let response = client.get(self.url("/")).send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        response.text().await.unwrap()
+    }
 }
 
 /// A browser-like client with its own cookie jar.

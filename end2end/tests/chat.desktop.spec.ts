@@ -1,17 +1,7 @@
-import { test, expect, type Page } from '@playwright/test';
+import { test, expect } from '@playwright/test';
+import { openHydrated, askQuestion } from './helpers';
 
 // Runs in the `desktop` project only: a mouse and a keyboard.
-
-async function openHydrated(page: Page) {
-  await page.goto('/');
-  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
-}
-
-async function askQuestion(page: Page, question: string) {
-  const box = page.getByRole('textbox', { name: '提问' });
-  await box.fill(question);
-  await box.press('Enter');
-}
 
 test('hovering a citation shows its card', async ({ page }) => {
   await openHydrated(page);
@@ -41,7 +31,6 @@ test('a citation is reachable by keyboard and Esc closes its card', async ({ pag
   await page.keyboard.press('Escape');
   await expect(card).toBeHidden();
 });
-
 
 test('copy puts the answer and its reference list on the clipboard as Markdown', async ({ page, context, baseURL }) => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseURL });

@@ -1,17 +1,7 @@
-import { test, expect, type Page } from '@playwright/test';
+import { test, expect } from '@playwright/test';
+import { openHydrated, askQuestion } from './helpers';
 
 // The model is scripted (fake-services.mjs); SearXNG is real, fed by fixture engines.
-
-async function openHydrated(page: Page) {
-  await page.goto('/');
-  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
-}
-
-async function askQuestion(page: Page, question: string) {
-  const box = page.getByRole('textbox', { name: '提问' });
-  await box.fill(question);
-  await box.press('Enter');
-}
 
 test('asks, streams a cited answer and lists only the cited sources', async ({ page }) => {
   await openHydrated(page);

@@ -1,4 +1,5 @@
 import { test, expect, type Page } from '@playwright/test';
+import { openHydrated } from './helpers';
 
 // Collects what would show up in the browser console as a failure.
 function watchErrors(page: Page): string[] {
@@ -10,10 +11,6 @@ function watchErrors(page: Page): string[] {
   return errors;
 }
 
-async function openHydrated(page: Page) {
-  await page.goto('/');
-  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
-}
 
 test('the page hydrates without errors', async ({ page }) => {
   const errors = watchErrors(page);

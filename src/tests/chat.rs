@@ -430,14 +430,7 @@ async fn ask_over_http_streams_ndjson_and_handles_commands() {
     assert!(matches!(events.last(), Some(AnswerEvent::Done { cited, .. }) if cited == &vec![1]));
 
     // The page now renders the exchange on the server.
-    let html = client
-        .get(server.url("/"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let html = server.page(&client).await;
     assert!(
         html.contains("量子计算很强"),
         "the conversation is server-rendered"

@@ -104,14 +104,7 @@ async fn settings_round_trip_through_server_functions() {
     assert_eq!(fetch(&client, &server).await, saved);
 
     // A reload renders the saved state into the HTML.
-    let html = client
-        .get(server.url("/"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let html = server.page(&client).await;
     assert!(html.contains(r#"value="agent" checked"#), "{html}");
     assert!(html.contains("Agent 模式下由 AI 自动决策搜索"), "{html}");
 }
