@@ -60,6 +60,7 @@ pub struct Texts {
     pub open_source: &'static str,
     pub show_references: &'static str,
     pub knowledge_label: &'static str,
+    pub no_tools: &'static str,
 }
 
 pub const ZH_CN: Texts = Texts {
@@ -108,6 +109,7 @@ pub const ZH_CN: Texts = Texts {
     open_source: "打开来源",
     show_references: "参考文献",
     knowledge_label: "知识库",
+    no_tools: "当前模型不支持工具调用，已改为先搜索再回答。",
 };
 
 pub const EN: Texts = Texts {
@@ -156,6 +158,7 @@ pub const EN: Texts = Texts {
     open_source: "Open source",
     show_references: "References",
     knowledge_label: "Knowledge base",
+    no_tools: "This model cannot call tools: cited searched first and then asked it.",
 };
 
 impl Lang {

@@ -131,6 +131,29 @@ pub struct Exchange {
     /// The user pressed stop before the answer was complete.
     pub stopped: bool,
     pub done: bool,
+    /// What the Agent did on the way (searches, intermediate text).
+    #[serde(default)]
+    pub steps: Vec<Step>,
+}
+
+/// One step of an Agent answer, for the live trace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Step {
+    /// 搜索 "query" → n 条结果 [first]–[last]; `cached` when the session cache answered.
+    Search {
+        query: String,
+        results: usize,
+        first: Option<u32>,
+        last: Option<u32>,
+        cached: bool,
+        /// Why the search failed, if it did.
+        error: Option<String>,
+    },
+    /// The search cap was reached; the tool told the model to answer.
+    Capped { query: String },
+    /// Text the model wrote before calling tools.
+    Thought { text: String },
 }
 
 /// One line of an answer's stream (newline-delimited JSON).
@@ -170,6 +193,11 @@ pub enum AnswerEvent {
     Command {
         text: String,
         reset: bool,
+    },
+    /// An Agent step. A `Thought` also means: the last `text.len()` bytes of answer text
+    /// streamed so far were thinking before a tool call, not the answer.
+    Step {
+        step: Step,
     },
 }
 

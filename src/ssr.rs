@@ -1,6 +1,7 @@
 //! Everything that only runs on the server: configuration, state, sessions and the HTTP
 //! server. Nothing below this module compiles to wasm, and nothing outside it does IO.
 
+pub mod agent;
 pub mod chat;
 pub mod config;
 pub mod doctor;

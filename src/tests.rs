@@ -1,5 +1,6 @@
 //! Whole-app tests: the real server on 127.0.0.1:0, driven over HTTP with reqwest.
 
+mod agent;
 mod chat;
 mod doctor;
 mod llm;

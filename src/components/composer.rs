@@ -161,6 +161,16 @@ fn apply(chat: Chat, exchange: Option<RwSignal<Exchange>>, event: AnswerEvent, t
             });
             chat.status.set(message);
         }
+        AnswerEvent::Step { step } => update(&|e| {
+            if let crate::model::Step::Thought { text } = &step {
+                // That text was thinking before a tool call: it leaves the answer.
+                if e.answer.ends_with(text.as_str()) {
+                    let keep = e.answer.len() - text.len();
+                    e.answer.truncate(keep);
+                }
+            }
+            e.steps.push(step.clone());
+        }),
         AnswerEvent::Command { text, reset } => {
             if reset {
                 chat.exchanges.set(Vec::new());

@@ -34,7 +34,7 @@ pub struct ChatInput {
 
 /// Sends an event; false when nobody listens any more. Never waits past a stop: a full
 /// channel (a slow browser) cannot keep a stopped answer alive.
-async fn emit(events: &mpsc::Sender<AnswerEvent>, event: AnswerEvent) -> bool {
+pub(crate) async fn emit(events: &mpsc::Sender<AnswerEvent>, event: AnswerEvent) -> bool {
     tokio::select! {
         sent = events.send(event) => sent.is_ok(),
         () = events.closed() => false,
@@ -42,7 +42,7 @@ async fn emit(events: &mpsc::Sender<AnswerEvent>, event: AnswerEvent) -> bool {
 }
 
 /// Resolves when the answer should stop: the stop button, or the browser went away.
-async fn halted(cancel: &CancellationToken, events: &mpsc::Sender<AnswerEvent>) {
+pub(crate) async fn halted(cancel: &CancellationToken, events: &mpsc::Sender<AnswerEvent>) {
     tokio::select! {
         () = cancel.cancelled() => {},
         () = events.closed() => {},
@@ -297,7 +297,7 @@ async fn answer(
     }
 }
 
-async fn failed(
+pub(crate) async fn failed(
     message: String,
     exchange: &mut Exchange,
     events: &mpsc::Sender<AnswerEvent>,

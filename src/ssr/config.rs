@@ -79,6 +79,8 @@ pub struct Config {
     pub llm: Option<LlmConfig>,
     /// Characters of prompt (system, history, sources, question) sent to the model at most.
     pub llm_context_chars: usize,
+    /// Searches the Agent may make for one answer.
+    pub agent_max_searches: usize,
     /// A `tracing_subscriber::EnvFilter` directive string, already checked.
     pub log: String,
     pub max_question_chars: usize,
@@ -212,6 +214,12 @@ impl Config {
             "32000",
             |raw| parse_in_range(raw, 2000, 2_000_000),
         );
+        let agent_max_searches = reader.parse(
+            "CITED_AGENT_MAX_SEARCHES",
+            "a whole number from 1 to 20",
+            "5",
+            |raw| parse_in_range(raw, 1, 20),
+        );
         let llm = reader.llm();
         let config = Config {
             addr,
@@ -222,6 +230,7 @@ impl Config {
             snippet_chars,
             llm,
             llm_context_chars,
+            agent_max_searches,
             log,
             max_question_chars,
             session_idle,
@@ -258,6 +267,7 @@ impl fmt::Display for Config {
             None => writeln!(f, "CITED_LLM_BASE_URL=(none: offline extractive answers)")?,
         }
         writeln!(f, "CITED_LLM_CONTEXT_CHARS={}", self.llm_context_chars)?;
+        writeln!(f, "CITED_AGENT_MAX_SEARCHES={}", self.agent_max_searches)?;
         writeln!(f, "CITED_LOG={}", self.log)?;
         writeln!(f, "CITED_MAX_QUESTION_CHARS={}", self.max_question_chars)?;
         writeln!(
@@ -492,6 +502,7 @@ mod tests {
         check_rejected("CITED_MAX_QUESTION_CHARS", "10", "8000");
         check_rejected("CITED_SESSION_IDLE_MINS", "0", "1440");
         check_rejected("CITED_LLM_CONTEXT_CHARS", "100", "32000");
+        check_rejected("CITED_AGENT_MAX_SEARCHES", "0", "5");
     }
 
     #[test]

@@ -54,3 +54,55 @@ pub fn chat_system(question: &str, search: ChatSearch) -> String {
     };
     format!("{base}{search_part}")
 }
+
+/// The Agent's search tool, named and described exactly as seed 003 (搜索工具描述) words it.
+pub fn web_search_tool() -> crate::ssr::llm::ToolSpec {
+    crate::ssr::llm::ToolSpec {
+        name: "web_search".to_string(),
+        description:
+            "搜索互联网获取实时信息。当需要了解最新事件、实时数据、当前新闻或验证信息时使用此工具。"
+                .to_string(),
+        parameters: serde_json::json!({
+            "type": "object",
+            "properties": {
+                "query": {
+                    "type": "string",
+                    "description": "搜索查询关键词,应该具体、清晰、针对性强",
+                    "examples": ["2026年诺贝尔物理学奖得主", "Rust 1.90 release notes", "量子计算 纠错 最新进展"]
+                }
+            },
+            "required": ["query"]
+        }),
+    }
+}
+
+/// The Agent system prompt: when and how to search, and how to cite the global numbers.
+pub fn agent_system(question: &str) -> String {
+    if has_han(question) {
+        "你是 cited，一个会使用工具的严谨助手。请使用与用户问题相同的语言回答。\n\
+         需要最新事件、实时数据、当前新闻或需要核实信息时，调用 web_search 工具；可以多次搜索，每次使用具体、清晰的关键词，\
+         例如 {\"query\": \"2026年诺贝尔物理学奖得主\"}，不要用“它”“这个”之类的指代词。\n\
+         搜索结果的每一条都带有编号，格式为 “[编号] 标题 - 网址” 加摘要。回答时在依据搜索结果的论断后紧跟编号，例如 [6] 或 [6][8]；\
+         只使用搜索结果给出的编号，不要编造编号，不要写出网址。信息足够时直接给出最终回答。"
+            .to_string()
+    } else {
+        "You are cited, a careful assistant that can use tools. Answer in the language of the user's question.\n\
+         When you need recent events, live data, current news or to verify a fact, call the web_search tool. You may search \
+         several times; use specific, self-contained queries such as {\"query\": \"Rust 1.90 release notes\"}, never pronouns.\n\
+         Each search result carries a number, as \"[number] title - URL\" plus a snippet. In your answer put the number right after \
+         each claim taken from a result, as [6] or [6][8]; use only numbers the results gave you, never invent numbers or write URLs. \
+         Answer as soon as you have enough."
+            .to_string()
+    }
+}
+
+/// What the tool answers once the search cap is reached (never an error).
+pub fn search_cap_reached(question: &str, cap: usize) -> String {
+    if has_han(question) {
+        format!(
+            "本次回答的搜索次数已达上限（{cap} 次）。请不要再搜索，根据已有的搜索结果直接回答。"
+        )
+    } else {
+        format!("The search limit for this answer ({cap} searches) is reached. Do not search again; answer now from the results you have.")
+    }
+}

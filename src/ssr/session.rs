@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::citation::Registry;
 use crate::model::{Exchange, Settings};
 use crate::ssr::search::cache::SearchCache;
 use crate::ssr::state::AppState;
@@ -76,6 +77,9 @@ pub struct Session {
     search_cache: Mutex<SearchCache>,
     /// Questions and answers so far, oldest first.
     conversation: Mutex<Vec<Exchange>>,
+    /// Agent and Research citation numbers: session-global, kept across questions and mode
+    /// switches, cleared by `/reset` (seed 002).
+    registry: Mutex<Registry>,
     /// The answer being written, if any (its id and stop token): one at a time per session.
     active: Mutex<Option<(u64, CancellationToken)>>,
     next_answer_id: AtomicU64,
@@ -94,6 +98,7 @@ impl Session {
             settings: Mutex::new(Settings::default()),
             search_cache: Mutex::new(SearchCache::default()),
             conversation: Mutex::new(Vec::new()),
+            registry: Mutex::new(Registry::new()),
             active: Mutex::new(None),
             next_answer_id: AtomicU64::new(1),
             generation: AtomicU64::new(0),
@@ -121,6 +126,13 @@ impl Session {
         self.generation.fetch_add(1, Ordering::SeqCst);
         lock(&self.search_cache).clear();
         lock(&self.conversation).clear();
+        lock(&self.registry).reset();
+    }
+
+    /// Runs `f` with the session's citation registry locked. Never hold it across an
+    /// `.await`.
+    pub fn with_registry<T>(&self, f: impl FnOnce(&mut Registry) -> T) -> T {
+        f(&mut lock(&self.registry))
     }
 
     /// Changes with every `/reset`.

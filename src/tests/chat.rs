@@ -24,7 +24,7 @@ use crate::ssr::state::AppState;
 type Script = Box<dyn Fn(&ChatRequest) -> Vec<String> + Send + Sync>;
 
 /// A model that answers from a script and remembers every request.
-struct Scripted {
+pub(super) struct Scripted {
     answer: Script,
     /// Pause between chunks.
     pace: Duration,
@@ -32,6 +32,15 @@ struct Scripted {
 }
 
 impl Scripted {
+    /// Always answers `text`.
+    pub(super) fn fixed(text: &'static str) -> Scripted {
+        Scripted {
+            answer: Box::new(move |_| vec![text.to_string()]),
+            pace: Duration::ZERO,
+            requests: Mutex::new(Vec::new()),
+        }
+    }
+
     fn new(answer: impl Fn(&ChatRequest) -> Vec<String> + Send + Sync + 'static) -> Arc<Scripted> {
         Arc::new(Scripted {
             answer: Box::new(answer),

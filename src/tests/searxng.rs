@@ -215,6 +215,22 @@ fn item(link: &str, name: &str, snippet: &str) -> Value {
 }
 
 fn engine_a(q: &str) -> Value {
+    // "five …" and "three …": exactly that many distinct results, for numbering scenarios.
+    for (word, count) in [("five", 5), ("three", 3)] {
+        if q.contains(word) {
+            let slug = q.replace(' ', "-");
+            let items: Vec<Value> = (1..=count)
+                .map(|i| {
+                    item(
+                        &format!("https://{word}.example.org/{slug}/{i}"),
+                        &format!("{q} result {i}"),
+                        &format!("Snippet {i} about {q}."),
+                    )
+                })
+                .collect();
+            return json!({ "items": items });
+        }
+    }
     let items = if q.contains("量子") {
         vec![
             item(

@@ -1,0 +1,303 @@
+//! The Agent pipeline with a scripted tool-calling model and the real SearXNG: every
+//! numbering scenario of seed 002.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde_json::json;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::searxng;
+use crate::i18n::Lang;
+use crate::model::{AnswerEvent, Exchange, Mode, Step};
+use crate::ssr::chat::{self, ChatInput};
+use crate::ssr::config::Config;
+use crate::ssr::llm::{
+    ChatEvent, ChatModel, ChatRequest, ChatStream, FinishReason, LlmError, Message, ModelKind,
+    ToolCall,
+};
+use crate::ssr::session::{Session, SessionStore};
+use crate::ssr::state::AppState;
+
+type Answer = Box<dyn Fn(&[String]) -> String + Send + Sync>;
+
+/// Calls `web_search` with the planned queries turn by turn, then answers from the tool
+/// outputs it was given.
+struct AgentScript {
+    turns: Mutex<Vec<Vec<String>>>,
+    answer: Answer,
+    requests: Mutex<Vec<ChatRequest>>,
+}
+
+fn script(
+    turns: &[&[&str]],
+    answer: impl Fn(&[String]) -> String + Send + Sync + 'static,
+) -> Arc<AgentScript> {
+    Arc::new(AgentScript {
+        turns: Mutex::new(
+            turns
+                .iter()
+                .rev()
+                .map(|t| t.iter().map(|q| q.to_string()).collect())
+                .collect(),
+        ),
+        answer: Box::new(answer),
+        requests: Mutex::new(Vec::new()),
+    })
+}
+
+#[async_trait]
+impl ChatModel for AgentScript {
+    fn kind(&self) -> ModelKind {
+        ModelKind::Remote
+    }
+
+    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {
+        assert_eq!(request.tools[0].name, "web_search");
+        let tool_outputs: Vec<String> = request
+            .messages
+            .iter()
+            .filter_map(|m| match m {
+                Message::Tool { content, .. } => Some(content.clone()),
+                _ => None,
+            })
+            .collect();
+        self.requests.lock().unwrap().push(request);
+        let next = self.turns.lock().unwrap().pop();
+        let events = match next {
+            Some(queries) => vec![
+                ChatEvent::Text("Let me search. ".into()),
+                ChatEvent::ToolCalls(
+                    queries
+                        .iter()
+                        .enumerate()
+                        .map(|(index, query)| ToolCall {
+                            index: index as u32,
+                            id: format!("call_{index}_{query}"),
+                            name: "web_search".into(),
+                            arguments: json!({ "query": query }).to_string(),
+                        })
+                        .collect(),
+                ),
+                ChatEvent::Done {
+                    finish_reason: Some(FinishReason::ToolCalls),
+                    usage: None,
+                },
+            ],
+            None => vec![
+                ChatEvent::Text((self.answer)(&tool_outputs)),
+                ChatEvent::Done {
+                    finish_reason: Some(FinishReason::Stop),
+                    usage: None,
+                },
+            ],
+        };
+        Ok(Box::pin(futures_util::stream::iter(
+            events.into_iter().map(Ok),
+        )))
+    }
+}
+
+fn harness(model: Arc<dyn ChatModel>, extra: &[(&str, &str)]) -> (AppState, Arc<Session>) {
+    crate::ssr::install_crypto_provider();
+    let url = searxng::shared().url.clone();
+    let (config, warnings) = Config::from_vars(|name| {
+        if name == "CITED_SEARXNG_URL" {
+            return Some(url.clone());
+        }
+        extra
+            .iter()
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| value.to_string())
+    });
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let mut state = AppState::new(config);
+    state.llm = model;
+    (
+        state,
+        SessionStore::new(Duration::from_secs(600)).create(Instant::now()),
+    )
+}
+
+async fn agent(
+    state: &AppState,
+    session: &Session,
+    question: &str,
+) -> (Exchange, Vec<AnswerEvent>) {
+    let (sender, mut receiver) = mpsc::channel(1024);
+    let input = ChatInput {
+        id: 1,
+        question: question.into(),
+        search_enabled: false,
+        lang: Lang::ZhCn,
+        mode: Mode::Agent,
+    };
+    let exchange =
+        crate::ssr::agent::run(state, session, input, CancellationToken::new(), sender).await;
+    let mut events = Vec::new();
+    while let Some(event) = receiver.recv().await {
+        events.push(event);
+    }
+    (exchange, events)
+}
+
+fn ranges(exchange: &Exchange) -> Vec<(Option<u32>, Option<u32>, bool)> {
+    exchange
+        .steps
+        .iter()
+        .filter_map(|step| match step {
+            Step::Search {
+                first,
+                last,
+                cached,
+                ..
+            } => Some((*first, *last, *cached)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn five_then_three_results_are_1_to_5_and_6_to_8() {
+    let model = script(&[&["five apples"], &["three pears"]], |_| {
+        "Apples [1], pears [6][8], and [99].".into()
+    });
+    let (state, session) = harness(model.clone(), &[]);
+    let (exchange, events) = agent(&state, &session, "apples and pears?").await;
+    assert_eq!(
+        ranges(&exchange),
+        vec![(Some(1), Some(5), false), (Some(6), Some(8), false)]
+    );
+    // The model saw the global numbers in the tool output.
+    let last = model.requests.lock().unwrap().last().cloned().unwrap();
+    let Some(Message::Tool { content, .. }) = last.messages.last() else {
+        panic!()
+    };
+    assert!(
+        content.starts_with("[6] three pears result 1 - https://three.example.org/three-pears/1"),
+        "{content}"
+    );
+    // [99] has no source: text, not cited.
+    assert_eq!(exchange.cited, vec![1, 6, 8]);
+    assert_eq!(
+        exchange.answer, "Apples [1], pears [6][8], and [99].",
+        "thinking before tool calls is not the answer"
+    );
+    assert!(exchange
+        .steps
+        .iter()
+        .any(|s| matches!(s, Step::Thought { text } if text == "Let me search. ")));
+    assert!(events.iter().any(|e| matches!(
+        e,
+        AnswerEvent::Step {
+            step: Step::Thought { .. }
+        }
+    )));
+    let list = crate::citation::lists::agent_markdown(
+        &crate::citation::SourceMap::new(exchange.sources.clone()),
+        &exchange.cited,
+    );
+    assert!(
+        list.contains("**第 1 次搜索** (查询: five apples)\n1. [five apples result 1]"),
+        "{list}"
+    );
+    assert!(
+        list.contains("**第 2 次搜索** (查询: three pears)\n6. [three pears result 1]"),
+        "{list}"
+    );
+    assert!(
+        !list.contains("2. ["),
+        "only cited numbers are listed: {list}"
+    );
+}
+
+#[tokio::test]
+async fn numbering_continues_across_questions_and_restarts_after_reset() {
+    let (mut state, session) = harness(
+        script(&[&["five a"], &["three b"]], |_| "done [1]".into()),
+        &[],
+    );
+    let (first, _) = agent(&state, &session, "q1").await;
+    assert_eq!(ranges(&first).last().unwrap().1, Some(8));
+    // The N-th search starts at the previous total + 1.
+    state.llm = script(&[&["three d"]], |_| "again [9]".into());
+    let (second, _) = agent(&state, &session, "q2").await;
+    assert_eq!(ranges(&second), vec![(Some(9), Some(11), false)]);
+    // Chat keeps its own per-answer numbers and leaves the registry alone.
+    let mut chat_state = state.clone();
+    chat_state.llm = Arc::new(super::chat::Scripted::fixed("chat [1]"));
+    let (sender, _receiver) = mpsc::channel(1024);
+    let chat_input = ChatInput {
+        id: 2,
+        question: "five chat".into(),
+        search_enabled: true,
+        lang: Lang::ZhCn,
+        mode: Mode::Chat,
+    };
+    let chat_exchange = chat::run(
+        &chat_state,
+        &session,
+        chat_input,
+        CancellationToken::new(),
+        sender,
+    )
+    .await;
+    assert_eq!(chat_exchange.sources.first().map(|e| e.number), Some(1));
+    state.llm = script(&[&["three e"]], |_| "back [12]".into());
+    let (third, _) = agent(&state, &session, "q3").await;
+    assert_eq!(
+        ranges(&third),
+        vec![(Some(12), Some(14), false)],
+        "switching to Chat and back continues"
+    );
+    session.reset();
+    state.llm = script(&[&["five f"]], |_| "fresh [1]".into());
+    let (fresh, _) = agent(&state, &session, "q4").await;
+    assert_eq!(
+        ranges(&fresh),
+        vec![(Some(1), Some(5), false)],
+        "/reset restarts at 1"
+    );
+}
+
+#[tokio::test]
+async fn a_repeated_query_hits_the_cache_and_two_calls_register_in_call_order() {
+    let (state, session) = harness(
+        script(&[&["five same", "three other"], &["five same"]], |_| {
+            "ok".into()
+        }),
+        &[],
+    );
+    let (exchange, _) = agent(&state, &session, "q").await;
+    assert_eq!(
+        ranges(&exchange),
+        vec![
+            (Some(1), Some(5), false),
+            (Some(6), Some(8), false),
+            (Some(9), Some(13), true)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_search_cap_answers_the_model_instead_of_failing() {
+    let model = script(&[&["five a"], &["three b"], &["three c"]], |outputs| {
+        format!("{} outputs", outputs.len())
+    });
+    let (state, session) = harness(model.clone(), &[("CITED_AGENT_MAX_SEARCHES", "2")]);
+    let (exchange, _) = agent(&state, &session, "q").await;
+    assert!(
+        matches!(exchange.steps.iter().rfind(|s| !matches!(s, Step::Thought { .. })), Some(Step::Capped { query }) if query == "three c")
+    );
+    let last = model.requests.lock().unwrap().last().cloned().unwrap();
+    let Some(Message::Tool { content, .. }) = last.messages.last() else {
+        panic!()
+    };
+    assert!(
+        content.contains("search limit for this answer (2 searches)"),
+        "{content}"
+    );
+    assert_eq!(exchange.answer, "3 outputs");
+}
