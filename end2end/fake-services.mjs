@@ -54,8 +54,27 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 async function chat(req, res, body) {
   const messages = body.messages ?? [];
   const question = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
-  const { pace, chunks } = answerFor(question);
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  // Agent mode: with the web_search tool offered, search once, then answer citing the
+  // number the tool output gave.
+  const offersSearch = (body.tools ?? []).some((tool) => tool.function?.name === 'web_search');
+  if (offersSearch && question.toLowerCase().includes('agent')) {
+    const toolOutput = messages.find((m) => m.role === 'tool')?.content;
+    if (!toolOutput) {
+      const call = { index: 0, id: 'call_1', type: 'function', function: { name: 'web_search', arguments: '{"query": "Tokio runtime"}' } };
+      res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: '先搜索一下。' } }] })}\n\n`);
+      res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { tool_calls: [call] } }] })}\n\n`);
+      res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] })}\n\n`);
+      res.write('data: [DONE]\n\n');
+      return res.end();
+    }
+    const first = toolOutput.match(/^\[(\d+)\]/)?.[1] ?? '1';
+    res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: `Tokio 是 Rust 的异步运行时 [${first}]。` } }] })}\n\n`);
+    res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
+    res.write('data: [DONE]\n\n');
+    return res.end();
+  }
+  const { pace, chunks } = answerFor(question);
   let closed = false;
   res.on('close', () => { closed = true; });
   for (const chunk of chunks) {

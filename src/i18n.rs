@@ -61,6 +61,13 @@ pub struct Texts {
     pub show_references: &'static str,
     pub knowledge_label: &'static str,
     pub no_tools: &'static str,
+    pub steps: &'static str,
+    pub step_search: &'static str,
+    pub step_results: &'static str,
+    pub step_cached: &'static str,
+    pub step_failed: &'static str,
+    pub step_capped: &'static str,
+    pub round_heading: &'static str,
 }
 
 pub const ZH_CN: Texts = Texts {
@@ -110,6 +117,13 @@ pub const ZH_CN: Texts = Texts {
     show_references: "参考文献",
     knowledge_label: "知识库",
     no_tools: "当前模型不支持工具调用，已改为先搜索再回答。",
+    steps: "步骤",
+    step_search: "搜索",
+    step_results: "条结果",
+    step_cached: "（缓存）",
+    step_failed: "失败",
+    step_capped: "已达搜索上限，让模型直接回答",
+    round_heading: "第 {n} 次搜索",
 };
 
 pub const EN: Texts = Texts {
@@ -159,6 +173,13 @@ pub const EN: Texts = Texts {
     show_references: "References",
     knowledge_label: "Knowledge base",
     no_tools: "This model cannot call tools: cited searched first and then asked it.",
+    steps: "Steps",
+    step_search: "Search",
+    step_results: "results",
+    step_cached: " (cached)",
+    step_failed: "failed",
+    step_capped: "search limit reached, the model answers now",
+    round_heading: "Search {n}",
 };
 
 impl Lang {

@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use crate::citation::{lists, CitationEntry, SourceMap};
 use crate::components::answer::AnswerBody;
 use crate::components::use_texts;
-use crate::model::{Exchange, Level};
+use crate::model::{Exchange, Level, Step};
 
 /// The conversation's live state, shared by the list, the composer and the status line.
 #[derive(Clone, Copy)]
@@ -124,6 +124,9 @@ fn ExchangeView(key: u64, exchange: RwSignal<Exchange>) -> impl IntoView {
                         {item.1.text.clone()}
                     </p>
                 </For>
+                <Show when=move || exchange.with(|e| !e.steps.is_empty())>
+                    <Trace exchange/>
+                </Show>
                 <div class="answer-body">
                     <AnswerBody answer_key=key text sources/>
                 </div>
@@ -148,7 +151,49 @@ fn ExchangeView(key: u64, exchange: RwSignal<Exchange>) -> impl IntoView {
     }
 }
 
-/// Only what the answer cites, in number order (seed 000: collapsible).
+/// The Agent's live trace: each search with its numbers, cache hits, the model's
+/// intermediate text. Open while the answer is written.
+#[component]
+fn Trace(exchange: RwSignal<Exchange>) -> impl IntoView {
+    let t = use_texts();
+    let line = move |step: Step| match step {
+        Step::Search {
+            query,
+            results,
+            first,
+            last,
+            cached,
+            error,
+        } => {
+            let mut text = format!("{} \"{query}\" → ", t.step_search);
+            match (error, first, last) {
+                (Some(error), _, _) => text.push_str(&format!("{}：{error}", t.step_failed)),
+                (None, Some(first), Some(last)) => {
+                    text.push_str(&format!("{results} {} [{first}]–[{last}]", t.step_results))
+                }
+                (None, _, _) => text.push_str(&format!("0 {}", t.step_results)),
+            }
+            if cached {
+                text.push_str(t.step_cached);
+            }
+            view! { <li class="step search">{text}</li> }.into_any()
+        }
+        Step::Capped { query } => {
+            let text = format!("{} \"{query}\" → {}", t.step_search, t.step_capped);
+            view! { <li class="step capped">{text}</li> }.into_any()
+        }
+        Step::Thought { text } => view! { <li class="step thought">{text}</li> }.into_any(),
+    };
+    view! {
+        <details class="trace" open=move || !exchange.with(|e| e.done)>
+            <summary>{t.steps}" ("{move || exchange.with(|e| e.steps.len())}")"</summary>
+            <ol>{move || exchange.with(|e| e.steps.clone()).into_iter().map(line).collect_view()}</ol>
+        </details>
+    }
+}
+
+/// Only what the answer cites, in number order (seed 000: collapsible). Agent and Research
+/// answers group them by search round under the round's query.
 #[component]
 fn References(
     #[prop(into)] entries: Signal<Vec<Arc<CitationEntry>>>,
@@ -160,13 +205,37 @@ fn References(
     } else {
         t.references
     };
+    let body = move || {
+        let entries = entries.get();
+        if !agent {
+            return view! {
+                <ol>{entries.into_iter().map(|entry| view! { <SourceItem entry/> }).collect_view()}</ol>
+            }
+            .into_any();
+        }
+        let map = SourceMap::new(entries.iter().cloned());
+        let numbers: Vec<u32> = entries.iter().map(|e| e.number).collect();
+        lists::grouped_by_round(&map, &numbers)
+            .into_iter()
+            .map(|group| {
+                let title = format!(
+                    "{} (查询: {})",
+                    t.round_heading.replace("{n}", &group.round.to_string()),
+                    group.query
+                );
+                view! {
+                    <p class="round-heading">{title}</p>
+                    <ol>{group.entries.into_iter().map(|entry| view! { <SourceItem entry/> }).collect_view()}</ol>
+                }
+            })
+            .collect_view()
+            .into_any()
+    };
     view! {
         <section class="references" aria-label=heading>
             <details open>
                 <summary>{heading}" ("{move || entries.with(Vec::len)}")"</summary>
-                <ol>
-                    {move || entries.get().into_iter().map(|entry| view! { <SourceItem entry/> }).collect_view()}
-                </ol>
+                {body}
             </details>
         </section>
     }
