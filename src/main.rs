@@ -27,14 +27,23 @@ enum Command {
     /// Check SearXNG and the model endpoint; print each problem with its fix. Exits 1 when
     /// something is wrong.
     Doctor,
-    /// Answer one question with the Chat pipeline: the answer streams to stdout, then its
-    /// reference list as Markdown; progress and notices go to stderr. Exits 1 on failure.
+    /// Answer one question: the answer streams to stdout, then its reference list as
+    /// Markdown; progress, Agent steps and notices go to stderr. Exits 1 on failure.
     Ask {
         question: String,
-        /// Search the web first (on) or answer from the model alone (off).
+        /// Chat: search once (per --search), then answer. Agent: the model searches itself.
+        #[arg(long, value_enum, default_value_t = AskMode::Chat)]
+        mode: AskMode,
+        /// Chat mode: search the web first (on) or answer from the model alone (off).
         #[arg(long, value_enum, default_value_t = Switch::On)]
         search: Switch,
     },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum AskMode {
+    Chat,
+    Agent,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -64,9 +73,11 @@ fn main() -> ExitCode {
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => runtime.block_on(serve_app(config)),
         Command::Doctor => runtime.block_on(doctor(config)),
-        Command::Ask { question, search } => {
-            runtime.block_on(ask(config, question, search == Switch::On))
-        }
+        Command::Ask {
+            question,
+            mode,
+            search,
+        } => runtime.block_on(ask(config, question, mode, search == Switch::On)),
     }
 }
 
@@ -75,12 +86,12 @@ fn main() -> ExitCode {
     clippy::print_stderr,
     reason = "the answer is the command's output"
 )]
-async fn ask(config: Config, question: String, search: bool) -> ExitCode {
+async fn ask(config: Config, question: String, mode: AskMode, search: bool) -> ExitCode {
     use std::io::Write;
 
     use cited::citation::{lists, SourceMap};
     use cited::i18n::Lang;
-    use cited::model::{AnswerEvent, Mode};
+    use cited::model::{AnswerEvent, Mode, Step};
     use cited::ssr::chat::{self, ChatInput};
     use cited::ssr::search::has_han;
 
@@ -106,15 +117,22 @@ async fn ask(config: Config, question: String, search: bool) -> ExitCode {
     let state = AppState::new(config);
     let session = state.sessions.create(std::time::Instant::now());
     let (sender, mut receiver) = tokio::sync::mpsc::channel(256);
+    let agent = mode == AskMode::Agent;
     let input = ChatInput {
         id: 1,
         question,
         search_enabled: search,
         lang,
-        mode: Mode::Chat,
+        mode: if agent { Mode::Agent } else { Mode::Chat },
     };
     let cancel = tokio_util::sync::CancellationToken::new();
-    let run = tokio::spawn(async move { chat::run(&state, &session, input, cancel, sender).await });
+    let run = tokio::spawn(async move {
+        if agent {
+            cited::ssr::agent::run(&state, &session, input, cancel, sender).await
+        } else {
+            chat::run(&state, &session, input, cancel, sender).await
+        }
+    });
     let mut failed = false;
     let mut stdout = std::io::stdout();
     while let Some(event) = receiver.recv().await {
@@ -132,6 +150,29 @@ async fn ask(config: Config, question: String, search: bool) -> ExitCode {
                 eprintln!("error: {message}");
                 failed = true;
             }
+            AnswerEvent::Step { step } => match step {
+                Step::Search {
+                    query,
+                    results,
+                    first,
+                    last,
+                    cached,
+                    error,
+                } => {
+                    let range = match (first, last) {
+                        (Some(first), Some(last)) => format!(" [{first}]-[{last}]"),
+                        _ => String::new(),
+                    };
+                    let note = match (error, cached) {
+                        (Some(error), _) => format!(" failed: {error}"),
+                        (None, true) => " (cached)".to_string(),
+                        (None, false) => String::new(),
+                    };
+                    eprintln!("> search \"{query}\" -> {results} results{range}{note}");
+                }
+                Step::Capped { query } => eprintln!("> search \"{query}\" -> search limit reached"),
+                Step::Thought { text } => eprintln!("> {}", text.trim()),
+            },
             _ => {}
         }
     }
@@ -143,7 +184,11 @@ async fn ask(config: Config, question: String, search: bool) -> ExitCode {
         }
     };
     let sources = SourceMap::new(exchange.sources.iter().cloned());
-    println!("{}", lists::chat_markdown(&sources, &exchange.cited));
+    if agent {
+        println!("{}", lists::agent_markdown(&sources, &exchange.cited));
+    } else {
+        println!("{}", lists::chat_markdown(&sources, &exchange.cited));
+    }
     if failed || exchange.answer.trim().is_empty() {
         ExitCode::FAILURE
     } else {
