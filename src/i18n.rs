@@ -68,6 +68,7 @@ pub struct Texts {
     pub step_failed: &'static str,
     pub step_capped: &'static str,
     pub round_heading: &'static str,
+    pub registry_conflict: &'static str,
 }
 
 pub const ZH_CN: Texts = Texts {
@@ -124,6 +125,7 @@ pub const ZH_CN: Texts = Texts {
     step_failed: "失败",
     step_capped: "已达搜索上限，让模型直接回答",
     round_heading: "第 {n} 次搜索",
+    registry_conflict: "检测到引用编号冲突，已自动修复；之前回答中的编号可能已变化。",
 };
 
 pub const EN: Texts = Texts {
@@ -180,6 +182,7 @@ pub const EN: Texts = Texts {
     step_failed: "failed",
     step_capped: "search limit reached, the model answers now",
     round_heading: "Search {n}",
+    registry_conflict: "Citation numbers conflicted and were repaired; numbers in earlier answers may have changed.",
 };
 
 impl Lang {

@@ -170,6 +170,7 @@ pub async fn run(
             content: turn_text,
             tool_calls: calls.clone(),
         });
+        let mut conflicted = false;
         let results = run_tools(
             state,
             session,
@@ -179,8 +180,18 @@ pub async fn run(
             cap,
             &cancel,
             &events,
+            &mut conflicted,
         )
         .await;
+        if conflicted {
+            // Seed 002: should never happen; detected, repaired, and the user is told.
+            let notice = Notice {
+                level: Level::Warning,
+                text: input.lang.texts().registry_conflict.to_string(),
+            };
+            exchange.notices.push(notice.clone());
+            listening = emit(&events, AnswerEvent::Notice { notice }).await;
+        }
         for (call, (output, step, numbers)) in calls.iter().zip(results) {
             retrieved.extend(numbers);
             exchange.steps.push(step.clone());
@@ -264,6 +275,7 @@ async fn run_tools(
     cap: usize,
     cancel: &CancellationToken,
     events: &mpsc::Sender<AnswerEvent>,
+    conflicted: &mut bool,
 ) -> Vec<(String, Step, Vec<u32>)> {
     enum Plan {
         Search(String),
@@ -324,6 +336,7 @@ async fn run_tools(
                 let (numbers, output) = session.with_registry(|registry| {
                     let allocation = registry.add_round(&query, &results.sources);
                     if !allocation.conflicts.is_empty() {
+                        *conflicted = true;
                         tracing::error!(conflicts = ?allocation.conflicts, "citation numbers conflicted; repaired");
                     }
                     tracing::info!(query, n_results = results.sources.len(), range = ?allocation.new_range, round = allocation.round, "citation numbers allocated");

@@ -282,6 +282,102 @@ async fn a_repeated_query_hits_the_cache_and_two_calls_register_in_call_order() 
 }
 
 #[tokio::test]
+async fn five_searches_by_default_then_the_tool_says_answer_now() {
+    let turns: Vec<&[&str]> = vec![
+        &["three a"],
+        &["three b"],
+        &["three c"],
+        &["three d"],
+        &["three e"],
+        &["three f"],
+    ];
+    let model = script(&turns, |outputs| format!("{} outputs", outputs.len()));
+    let (state, session) = harness(model, &[]);
+    let (exchange, _) = agent(&state, &session, "q").await;
+    let searches = exchange
+        .steps
+        .iter()
+        .filter(|s| matches!(s, Step::Search { .. }))
+        .count();
+    assert_eq!(searches, 5);
+    assert!(matches!(exchange.steps.last(), Some(Step::Capped { query }) if query == "three f"));
+    assert_eq!(exchange.answer, "6 outputs", "the model still answered");
+}
+
+#[tokio::test]
+async fn a_model_that_rejects_tools_gets_search_then_answer() {
+    /// Refuses any request with tools, like a server whose model has no function calling.
+    struct NoTools;
+    #[async_trait]
+    impl ChatModel for NoTools {
+        fn kind(&self) -> ModelKind {
+            ModelKind::Remote
+        }
+        async fn stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {
+            if !request.tools.is_empty() {
+                return Err(LlmError::BadRequest {
+                    status: 400,
+                    message: "this model does not support tools".into(),
+                });
+            }
+            let events = vec![
+                Ok(ChatEvent::Text("From the results [1].".into())),
+                Ok(ChatEvent::Done {
+                    finish_reason: None,
+                    usage: None,
+                }),
+            ];
+            Ok(Box::pin(futures_util::stream::iter(events)))
+        }
+    }
+    let (state, session) = harness(Arc::new(NoTools), &[]);
+    let (exchange, _) = agent(&state, &session, "five widgets").await;
+    assert!(
+        exchange.notices[0].text.contains("不支持工具调用"),
+        "{:?}",
+        exchange.notices
+    );
+    assert_eq!(exchange.answer, "From the results [1].");
+    assert_eq!(exchange.cited, vec![1]);
+    assert_eq!(exchange.sources.len(), 5, "it searched first");
+}
+
+#[tokio::test]
+async fn a_conflicting_registry_is_repaired_and_the_user_warned() {
+    let (state, session) = harness(
+        script(&[&["five a"], &["three b"]], |_| "ok [1]".into()),
+        &[],
+    );
+    // Corrupt the session registry the way a bad persisted session might.
+    session.with_registry(|registry| {
+        registry.add_round(
+            "old",
+            &[crate::model::Source {
+                url: "https://x.example/1".into(),
+                ..Default::default()
+            }],
+        );
+        let mut data = serde_json::to_value(&*registry).unwrap();
+        data["entries"][0]["number"] = 7.into();
+        *registry = serde_json::from_value(data).unwrap();
+    });
+    let (exchange, _) = agent(&state, &session, "q").await;
+    assert!(
+        exchange
+            .notices
+            .iter()
+            .any(|n| n.text.contains("引用编号冲突")),
+        "{:?}",
+        exchange.notices
+    );
+    assert_eq!(
+        ranges(&exchange)[0],
+        (Some(2), Some(6), false),
+        "repaired, then numbered on"
+    );
+}
+
+#[tokio::test]
 async fn the_search_cap_answers_the_model_instead_of_failing() {
     let model = script(&[&["five a"], &["three b"], &["three c"]], |outputs| {
         format!("{} outputs", outputs.len())
