@@ -5,6 +5,7 @@ pub mod agent;
 pub mod chat;
 pub mod config;
 pub mod doctor;
+pub mod fetch;
 pub mod llm;
 pub mod prompts;
 pub mod search;

@@ -3,6 +3,7 @@
 mod agent;
 mod chat;
 mod doctor;
+mod fetch;
 mod llm;
 mod search;
 mod searxng;

@@ -1,0 +1,305 @@
+//! Deep-read: fetch one web page safely and extract its readable text (Research mode).
+//!
+//! Server-side fetching is an SSRF risk, so every hop is checked: only http(s); the host is
+//! resolved first and every address must be public (no loopback, private, link-local,
+//! CGNAT, metadata, multicast or reserved ranges, IPv4-mapped or NAT64 forms included); the
+//! connection is pinned to the checked address, so DNS cannot change its answer between the
+//! check and the connect; redirects are followed by hand and checked again. At most 2 MB
+//! are read, within a timeout, and only text/html and text/plain are accepted. The text is
+//! extracted with `dom_smoothie` (a Readability port) and capped at 15,000 characters.
+
+use std::collections::HashSet;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use url::Url;
+
+#[derive(Debug, Clone)]
+pub struct FetchPolicy {
+    pub timeout: Duration,
+    pub max_bytes: usize,
+    pub max_chars: usize,
+    pub max_redirects: usize,
+    /// Addresses treated as public although they are not: for tests against local servers.
+    pub allow: HashSet<SocketAddr>,
+}
+
+impl Default for FetchPolicy {
+    fn default() -> FetchPolicy {
+        FetchPolicy {
+            timeout: Duration::from_secs(10),
+            max_bytes: 2 * 1024 * 1024,
+            max_chars: 15_000,
+            max_redirects: 5,
+            allow: HashSet::new(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    #[error("only http and https pages can be read: {url}")]
+    NotHttp { url: String },
+    #[error("{host} is a private or reserved address ({addr}); cited does not fetch those")]
+    Blocked { host: String, addr: IpAddr },
+    #[error("cannot resolve {host}")]
+    Resolve { host: String },
+    #[error("reading {url} took longer than {} s", after.as_secs())]
+    Timeout { url: String, after: Duration },
+    #[error("{url} answered {status}")]
+    Status { url: String, status: u16 },
+    #[error("{url} is {content_type}, not an HTML or text page")]
+    ContentType { url: String, content_type: String },
+    #[error("more than {0} redirects")]
+    TooManyRedirects(usize),
+    #[error("no readable text in {url}")]
+    NoText { url: String },
+    #[error("request to {url} failed")]
+    Transport {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
+}
+
+/// A page's readable text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    /// Where the text came from, after redirects.
+    pub url: String,
+    pub title: String,
+    pub text: String,
+}
+
+/// True for addresses on the public internet.
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_public_v4(v4),
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_public_v4(v4);
+            }
+            let segments = v6.segments();
+            // NAT64 (64:ff9b::/96) carries an IPv4 address in its last 32 bits.
+            if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+                let [a, b] = segments[6].to_be_bytes();
+                let [c, d] = segments[7].to_be_bytes();
+                return is_public_v4(Ipv4Addr::new(a, b, c, d));
+            }
+            !(v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (segments[0] & 0xfe00) == 0xfc00 // unique local (fc00::/7), incl. fd00:ec2::254
+                || (segments[0] & 0xffc0) == 0xfe80 // link-local
+                || (segments[0] == 0x2001 && segments[1] == 0x0db8) // documentation
+                || v6 == Ipv6Addr::new(0, 0, 0, 0, 0, 0, 0, 1))
+        }
+    }
+}
+
+fn is_public_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, c, _] = ip.octets();
+    !(ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local() // 169.254/16, incl. the cloud metadata address
+        || ip.is_unspecified()
+        || ip.is_broadcast()
+        || ip.is_multicast()
+        || ip.is_documentation()
+        || a == 0
+        || (a == 100 && (64..128).contains(&b)) // CGNAT 100.64/10 (incl. 100.100.100.200)
+        || (a == 192 && b == 0 && c == 0) // IETF protocol assignments
+        || (a == 198 && (b == 18 || b == 19)) // benchmarking
+        || a >= 240) // reserved
+}
+
+/// The public address `url` may be fetched from, or why not.
+async fn checked_address(url: &Url, policy: &FetchPolicy) -> Result<SocketAddr, FetchError> {
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(FetchError::NotHttp {
+            url: url.to_string(),
+        });
+    }
+    let host = url.host_str().ok_or_else(|| FetchError::NotHttp {
+        url: url.to_string(),
+    })?;
+    let port = url.port_or_known_default().unwrap_or(80);
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let addrs: Vec<SocketAddr> = match bare.parse::<IpAddr>() {
+        Ok(ip) => vec![SocketAddr::new(ip, port)],
+        Err(_) => tokio::net::lookup_host((bare, port))
+            .await
+            .map_err(|_| FetchError::Resolve {
+                host: host.to_string(),
+            })?
+            .collect(),
+    };
+    if addrs.is_empty() {
+        return Err(FetchError::Resolve {
+            host: host.to_string(),
+        });
+    }
+    // Every address must be public: a name with one private answer is refused outright.
+    for addr in &addrs {
+        if !is_public(addr.ip()) && !policy.allow.contains(addr) {
+            return Err(FetchError::Blocked {
+                host: host.to_string(),
+                addr: addr.ip(),
+            });
+        }
+    }
+    Ok(addrs[0])
+}
+
+/// Fetches `url` and returns its readable text.
+pub async fn deep_read(url: &str, policy: &FetchPolicy) -> Result<Page, FetchError> {
+    crate::ssr::install_crypto_provider();
+    let mut current = Url::parse(url).map_err(|_| FetchError::NotHttp {
+        url: url.to_string(),
+    })?;
+    let deadline = tokio::time::Instant::now() + policy.timeout;
+    for _hop in 0..=policy.max_redirects {
+        let addr = checked_address(&current, policy).await?;
+        let host = current
+            .host_str()
+            .unwrap_or_default()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string();
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .resolve(&host, addr)
+            .user_agent(crate::ssr::search::searxng::USER_AGENT_VALUE)
+            .build()
+            .map_err(|source| FetchError::Transport {
+                url: current.to_string(),
+                source,
+            })?;
+        let send = client
+            .get(current.clone())
+            .header("accept", "text/html,text/plain;q=0.9")
+            .send();
+        let response = match tokio::time::timeout_at(deadline, send).await {
+            Err(_) => {
+                return Err(FetchError::Timeout {
+                    url: current.to_string(),
+                    after: policy.timeout,
+                })
+            }
+            Ok(Err(source)) => {
+                return Err(FetchError::Transport {
+                    url: current.to_string(),
+                    source,
+                })
+            }
+            Ok(Ok(response)) => response,
+        };
+        let status = response.status();
+        if status.is_redirection() {
+            let location = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or("");
+            current = current.join(location).map_err(|_| FetchError::NotHttp {
+                url: location.to_string(),
+            })?;
+            continue;
+        }
+        if !status.is_success() {
+            return Err(FetchError::Status {
+                url: current.to_string(),
+                status: status.as_u16(),
+            });
+        }
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let html =
+            content_type.starts_with("text/html") || content_type.starts_with("application/xhtml");
+        if !html && !content_type.starts_with("text/plain") {
+            return Err(FetchError::ContentType {
+                url: current.to_string(),
+                content_type,
+            });
+        }
+        let mut body = Vec::new();
+        let mut chunks = response.bytes_stream();
+        loop {
+            let next = match tokio::time::timeout_at(deadline, chunks.next()).await {
+                Err(_) => {
+                    return Err(FetchError::Timeout {
+                        url: current.to_string(),
+                        after: policy.timeout,
+                    })
+                }
+                Ok(next) => next,
+            };
+            match next {
+                None => break,
+                Some(Ok(chunk)) => {
+                    let room = policy.max_bytes - body.len();
+                    body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                    // At most max_bytes are read; the rest of the page is never downloaded.
+                    if body.len() >= policy.max_bytes {
+                        break;
+                    }
+                }
+                Some(Err(source)) => {
+                    return Err(FetchError::Transport {
+                        url: current.to_string(),
+                        source,
+                    })
+                }
+            }
+        }
+        let raw = String::from_utf8_lossy(&body).into_owned();
+        let (title, text) = if html {
+            readable(&raw, current.as_str())
+        } else {
+            (String::new(), raw)
+        };
+        let text: String = text.trim().chars().take(policy.max_chars).collect();
+        if text.is_empty() {
+            return Err(FetchError::NoText {
+                url: current.to_string(),
+            });
+        }
+        return Ok(Page {
+            url: current.to_string(),
+            title,
+            text,
+        });
+    }
+    Err(FetchError::TooManyRedirects(policy.max_redirects))
+}
+
+/// Title and readable text of an HTML page, by Readability. Short pages count too (the
+/// default threshold of 500 characters would drop encyclopedia stubs).
+fn readable(html: &str, url: &str) -> (String, String) {
+    let config = dom_smoothie::Config {
+        char_threshold: 100,
+        ..dom_smoothie::Config::default()
+    };
+    match dom_smoothie::Readability::new(html, Some(url), Some(config)).and_then(|mut r| r.parse())
+    {
+        Ok(article) => (article.title, collapse(&article.text_content)),
+        Err(error) => {
+            tracing::debug!(%error, url, "no readable article");
+            (String::new(), String::new())
+        }
+    }
+}
+
+/// Collapses runs of blank lines and spaces.
+fn collapse(text: &str) -> String {
+    text.lines()
+        .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
