@@ -12,6 +12,7 @@ pub mod search;
 pub mod serve;
 pub mod session;
 pub mod state;
+pub mod tolerant;
 
 /// Chooses rustls' crypto provider (ring) for every HTTPS client in the process. reqwest is
 /// built without a default provider so that the slow-to-build aws-lc-sys is never compiled.
