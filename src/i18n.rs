@@ -204,3 +204,34 @@ impl Lang {
         }
     }
 }
+
+/// One line of an Agent trace: `搜索 "q" → 5 条结果 [1]–[5]`, cache hits and failures
+/// marked. Used by the page and by `cited ask`.
+pub fn step_line(step: &crate::model::Step, t: &Texts) -> String {
+    use crate::model::Step;
+    match step {
+        Step::Search {
+            query,
+            results,
+            first,
+            last,
+            cached,
+            error,
+        } => {
+            let mut text = format!("{} \"{query}\" → ", t.step_search);
+            match (error, first, last) {
+                (Some(error), _, _) => text.push_str(&format!("{}：{error}", t.step_failed)),
+                (None, Some(first), Some(last)) => {
+                    text.push_str(&format!("{results} {} [{first}]–[{last}]", t.step_results))
+                }
+                (None, _, _) => text.push_str(&format!("0 {}", t.step_results)),
+            }
+            if *cached {
+                text.push_str(t.step_cached);
+            }
+            text
+        }
+        Step::Capped { query } => format!("{} \"{query}\" → {}", t.step_search, t.step_capped),
+        Step::Thought { text } => text.trim().to_string(),
+    }
+}

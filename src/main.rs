@@ -91,7 +91,7 @@ async fn ask(config: Config, question: String, mode: AskMode, search: bool) -> E
 
     use cited::citation::{lists, SourceMap};
     use cited::i18n::Lang;
-    use cited::model::{AnswerEvent, Mode, Step};
+    use cited::model::{AnswerEvent, Mode};
     use cited::ssr::chat::{self, ChatInput};
     use cited::ssr::search::has_han;
 
@@ -150,29 +150,9 @@ async fn ask(config: Config, question: String, mode: AskMode, search: bool) -> E
                 eprintln!("error: {message}");
                 failed = true;
             }
-            AnswerEvent::Step { step } => match step {
-                Step::Search {
-                    query,
-                    results,
-                    first,
-                    last,
-                    cached,
-                    error,
-                } => {
-                    let range = match (first, last) {
-                        (Some(first), Some(last)) => format!(" [{first}]-[{last}]"),
-                        _ => String::new(),
-                    };
-                    let note = match (error, cached) {
-                        (Some(error), _) => format!(" failed: {error}"),
-                        (None, true) => " (cached)".to_string(),
-                        (None, false) => String::new(),
-                    };
-                    eprintln!("> search \"{query}\" -> {results} results{range}{note}");
-                }
-                Step::Capped { query } => eprintln!("> search \"{query}\" -> search limit reached"),
-                Step::Thought { text } => eprintln!("> {}", text.trim()),
-            },
+            AnswerEvent::Step { step } => {
+                eprintln!("> {}", cited::i18n::step_line(&step, lang.texts()))
+            }
             _ => {}
         }
     }

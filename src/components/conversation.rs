@@ -156,33 +156,13 @@ fn ExchangeView(key: u64, exchange: RwSignal<Exchange>) -> impl IntoView {
 #[component]
 fn Trace(exchange: RwSignal<Exchange>) -> impl IntoView {
     let t = use_texts();
-    let line = move |step: Step| match step {
-        Step::Search {
-            query,
-            results,
-            first,
-            last,
-            cached,
-            error,
-        } => {
-            let mut text = format!("{} \"{query}\" → ", t.step_search);
-            match (error, first, last) {
-                (Some(error), _, _) => text.push_str(&format!("{}：{error}", t.step_failed)),
-                (None, Some(first), Some(last)) => {
-                    text.push_str(&format!("{results} {} [{first}]–[{last}]", t.step_results))
-                }
-                (None, _, _) => text.push_str(&format!("0 {}", t.step_results)),
-            }
-            if cached {
-                text.push_str(t.step_cached);
-            }
-            view! { <li class="step search">{text}</li> }.into_any()
-        }
-        Step::Capped { query } => {
-            let text = format!("{} \"{query}\" → {}", t.step_search, t.step_capped);
-            view! { <li class="step capped">{text}</li> }.into_any()
-        }
-        Step::Thought { text } => view! { <li class="step thought">{text}</li> }.into_any(),
+    let line = move |step: Step| {
+        let class = match step {
+            Step::Search { .. } => "step search",
+            Step::Capped { .. } => "step capped",
+            Step::Thought { .. } => "step thought",
+        };
+        view! { <li class=class>{crate::i18n::step_line(&step, t)}</li> }
     };
     view! {
         <details class="trace" open=move || !exchange.with(|e| e.done)>

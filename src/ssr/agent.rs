@@ -14,12 +14,10 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::citation::prompt::tool_output;
-use crate::citation::{render, used_numbers, CitationEntry, Registry, SourceMap};
+use crate::citation::{used_numbers, CitationEntry, Registry, SourceMap};
 use crate::model::{AnswerEvent, Exchange, Level, Notice, Step};
-use crate::ssr::chat::{emit, failed, halted, history, ChatInput};
-use crate::ssr::llm::{
-    budget, AnswerContext, ChatEvent, ChatRequest, LlmError, Message, ModelKind, ToolCall,
-};
+use crate::ssr::chat::{begin, emit, failed, finish, halted, history, ChatInput};
+use crate::ssr::llm::{budget, AnswerContext, ChatEvent, ChatRequest, LlmError, Message, ToolCall};
 use crate::ssr::prompts;
 use crate::ssr::search::{cached_search, CacheUse, SearchOptions};
 use crate::ssr::session::Session;
@@ -48,23 +46,8 @@ pub async fn run(
     cancel: CancellationToken,
     events: mpsc::Sender<AnswerEvent>,
 ) -> Exchange {
-    let offline = state.llm.kind() == ModelKind::Extractive;
     let generation = session.generation();
-    let mut exchange = Exchange {
-        id: input.id,
-        mode: input.mode,
-        question: input.question.clone(),
-        offline,
-        ..Exchange::default()
-    };
-    let mut listening = emit(
-        &events,
-        AnswerEvent::Started {
-            id: input.id,
-            offline,
-        },
-    )
-    .await;
+    let (mut exchange, mut listening) = begin(state, &input, &events).await;
     let tool = prompts::web_search_tool();
     let fitted = budget::fit(
         &prompts::agent_system(&input.question),
@@ -219,17 +202,8 @@ pub async fn run(
         exchange.stopped = true;
     }
     let registry = session.with_registry(|registry| registry.clone());
-    let rendered = render(&exchange.answer, &registry);
-    for problem in &rendered.problems {
-        tracing::warn!(number = problem.number, marker = %problem.marker, n_sources = registry.len(), "引用丢失: the answer cites a number with no source");
-    }
     exchange.sources = answer_sources(&registry, &retrieved, &exchange.answer);
-    exchange.cited = used_numbers(
-        &exchange.answer,
-        &SourceMap::new(exchange.sources.iter().cloned()),
-    );
-    exchange.done = true;
-    tracing::info!(searches, cited = ?exchange.cited, stopped = exchange.stopped, "agent answer done");
+    tracing::info!(searches, "agent searches done");
     let _ = emit(
         &events,
         AnswerEvent::Sources {
@@ -237,16 +211,8 @@ pub async fn run(
         },
     )
     .await;
-    let _ = emit(
-        &events,
-        AnswerEvent::Done {
-            cited: exchange.cited.clone(),
-            stopped: exchange.stopped,
-        },
-    )
-    .await;
-    session.push_exchange(generation, exchange.clone());
-    exchange
+    let sources = SourceMap::new(exchange.sources.iter().cloned());
+    finish(session, generation, exchange, &sources, &events).await
 }
 
 /// True when the server refused the request because of the `tools` field.

@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::citation::prompt::{chat_block, PromptLang};
-use crate::citation::{render, used_numbers, Registry};
+use crate::citation::{render, used_numbers, Lookup, Registry};
 use crate::i18n::Lang;
 use crate::model::{AnswerEvent, Exchange, Level, Mode, Notice};
 use crate::ssr::llm::{budget, AnswerContext, ChatEvent, ChatRequest, Message, ModelKind};
@@ -73,23 +73,8 @@ pub async fn run(
     events: mpsc::Sender<AnswerEvent>,
 ) -> Exchange {
     let t = input.lang.texts();
-    let offline = state.llm.kind() == ModelKind::Extractive;
     let generation = session.generation();
-    let mut exchange = Exchange {
-        id: input.id,
-        mode: input.mode,
-        question: input.question.clone(),
-        offline,
-        ..Exchange::default()
-    };
-    let mut listening = emit(
-        &events,
-        AnswerEvent::Started {
-            id: input.id,
-            offline,
-        },
-    )
-    .await;
+    let (mut exchange, mut listening) = begin(state, &input, &events).await;
     let mut registry = Registry::new();
     let mut search = ChatSearch::Off;
     if input.search_enabled && listening {
@@ -150,16 +135,54 @@ pub async fn run(
     if cancel.is_cancelled() || !listening {
         exchange.stopped = true;
     }
-    let rendered = render(&exchange.answer, &registry);
+    finish(session, generation, exchange, &registry, &events).await
+}
+
+/// Starts an exchange: its record and the `Started` event. The flag says whether anyone
+/// still listens.
+pub(crate) async fn begin(
+    state: &AppState,
+    input: &ChatInput,
+    events: &mpsc::Sender<AnswerEvent>,
+) -> (Exchange, bool) {
+    let offline = state.llm.kind() == ModelKind::Extractive;
+    let exchange = Exchange {
+        id: input.id,
+        mode: input.mode,
+        question: input.question.clone(),
+        offline,
+        ..Exchange::default()
+    };
+    let listening = emit(
+        events,
+        AnswerEvent::Started {
+            id: input.id,
+            offline,
+        },
+    )
+    .await;
+    (exchange, listening)
+}
+
+/// Ends an exchange: logs numbers with no source, records what the answer cites, sends
+/// `Done` and saves the exchange (unless the session was reset since `generation`).
+pub(crate) async fn finish(
+    session: &Session,
+    generation: u64,
+    mut exchange: Exchange,
+    sources: &impl Lookup,
+    events: &mpsc::Sender<AnswerEvent>,
+) -> Exchange {
+    let rendered = render(&exchange.answer, sources);
     for problem in &rendered.problems {
         // Seed 002 "引用丢失": the marker stays text; the log says so.
-        tracing::warn!(number = problem.number, marker = %problem.marker, n_sources = registry.len(), "引用丢失: the answer cites a number with no source");
+        tracing::warn!(number = problem.number, marker = %problem.marker, "引用丢失: the answer cites a number with no source");
     }
-    exchange.cited = used_numbers(&exchange.answer, &registry);
+    exchange.cited = used_numbers(&exchange.answer, sources);
     exchange.done = true;
     tracing::info!(chars = exchange.answer.chars().count(), cited = ?exchange.cited, stopped = exchange.stopped, "answer done");
     let _ = emit(
-        &events,
+        events,
         AnswerEvent::Done {
             cited: exchange.cited.clone(),
             stopped: exchange.stopped,
