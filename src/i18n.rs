@@ -69,6 +69,41 @@ pub struct Texts {
     pub step_capped: &'static str,
     pub round_heading: &'static str,
     pub registry_conflict: &'static str,
+    pub research_no_results: &'static str,
+    pub research_encyclopedia: &'static str,
+    pub research_timeout: &'static str,
+    pub research_branch_crashed: &'static str,
+    pub research_planning: &'static str,
+    pub research_branches: &'static str,
+    pub research_verifying: &'static str,
+    pub research_summarising: &'static str,
+    pub research_plan: &'static str,
+    pub research_loop: &'static str,
+    pub status_pending: &'static str,
+    pub status_running: &'static str,
+    pub status_done: &'static str,
+    pub status_failed: &'static str,
+    pub status_pruned: &'static str,
+    pub reliability: &'static str,
+    pub level_high: &'static str,
+    pub level_medium: &'static str,
+    pub level_low: &'static str,
+    pub evidence: &'static str,
+    pub evidence_chain: &'static str,
+    pub verdict_sufficient: &'static str,
+    pub verdict_insufficient: &'static str,
+    pub pruned_directions: &'static str,
+    pub conclusion: &'static str,
+    pub confidence: &'static str,
+    pub checked_in_encyclopedia: &'static str,
+    pub read_in_full: &'static str,
+    pub sub_question_label: &'static str,
+    pub stop_sufficient: &'static str,
+    pub stop_loop_cap: &'static str,
+    pub stop_no_new_evidence: &'static str,
+    pub stop_all_failed: &'static str,
+    pub stop_nothing_to_plan: &'static str,
+    pub stop_stopped: &'static str,
 }
 
 pub const ZH_CN: Texts = Texts {
@@ -126,6 +161,41 @@ pub const ZH_CN: Texts = Texts {
     step_capped: "已达搜索上限，让模型直接回答",
     round_heading: "第 {n} 次搜索",
     registry_conflict: "检测到引用编号冲突，已自动修复；之前回答中的编号可能已变化。",
+    research_no_results: "没有找到结果",
+    research_encyclopedia: "百科：",
+    research_timeout: "超过 {secs} 秒未完成",
+    research_branch_crashed: "研究分支内部出错",
+    research_planning: "第 {n} 轮：正在规划子问题…",
+    research_branches: "正在并行研究 {n} 个子问题…",
+    research_verifying: "正在检验推理链…",
+    research_summarising: "正在推导结论…",
+    research_plan: "研究计划",
+    research_loop: "第 {n} 轮（最多 {max} 轮）",
+    status_pending: "待处理",
+    status_running: "进行中",
+    status_done: "完成",
+    status_failed: "失败",
+    status_pruned: "已剪枝",
+    reliability: "可靠性",
+    level_high: "高",
+    level_medium: "中",
+    level_low: "低",
+    evidence: "证据",
+    evidence_chain: "证据链",
+    verdict_sufficient: "推理链充分",
+    verdict_insufficient: "推理链不充分",
+    pruned_directions: "剪枝方向",
+    conclusion: "结论",
+    confidence: "置信度",
+    checked_in_encyclopedia: "百科核实",
+    read_in_full: "深读",
+    sub_question_label: "子问题",
+    stop_sufficient: "推理链充分，研究结束",
+    stop_loop_cap: "已达到最大轮数",
+    stop_no_new_evidence: "本轮没有新增证据，研究结束",
+    stop_all_failed: "本轮所有分支都失败了，研究结束",
+    stop_nothing_to_plan: "没有新的缺口需要研究",
+    stop_stopped: "已停止",
 };
 
 pub const EN: Texts = Texts {
@@ -183,6 +253,41 @@ pub const EN: Texts = Texts {
     step_capped: "search limit reached, the model answers now",
     round_heading: "Search {n}",
     registry_conflict: "Citation numbers conflicted and were repaired; numbers in earlier answers may have changed.",
+    research_no_results: "No results",
+    research_encyclopedia: "Encyclopedia:",
+    research_timeout: "Did not finish within {secs} s",
+    research_branch_crashed: "The branch failed internally",
+    research_planning: "Loop {n}: planning sub-questions…",
+    research_branches: "Researching {n} sub-questions in parallel…",
+    research_verifying: "Checking the reasoning chain…",
+    research_summarising: "Deriving the conclusion…",
+    research_plan: "Research plan",
+    research_loop: "Loop {n} of at most {max}",
+    status_pending: "pending",
+    status_running: "running",
+    status_done: "done",
+    status_failed: "failed",
+    status_pruned: "pruned",
+    reliability: "reliability",
+    level_high: "high",
+    level_medium: "medium",
+    level_low: "low",
+    evidence: "Evidence",
+    evidence_chain: "Evidence chain",
+    verdict_sufficient: "The reasoning chain is sufficient",
+    verdict_insufficient: "The reasoning chain is not sufficient",
+    pruned_directions: "Pruned directions",
+    conclusion: "Conclusion",
+    confidence: "Confidence",
+    checked_in_encyclopedia: "Checked in an encyclopedia",
+    read_in_full: "Read in full",
+    sub_question_label: "sub-question",
+    stop_sufficient: "Stopped: the reasoning chain is sufficient",
+    stop_loop_cap: "Stopped: the loop limit was reached",
+    stop_no_new_evidence: "Stopped: the last loop added no evidence",
+    stop_all_failed: "Stopped: every branch of the last loop failed",
+    stop_nothing_to_plan: "Stopped: no new gap to research",
+    stop_stopped: "Stopped",
 };
 
 impl Lang {
@@ -234,4 +339,91 @@ pub fn step_line(step: &crate::model::Step, t: &Texts) -> String {
         Step::Capped { query } => format!("{} \"{query}\" → {}", t.step_search, t.step_capped),
         Step::Thought { text } => text.trim().to_string(),
     }
+}
+
+impl Texts {
+    pub fn branch_status(&self, status: crate::model::BranchStatus) -> &'static str {
+        use crate::model::BranchStatus;
+        match status {
+            BranchStatus::Pending => self.status_pending,
+            BranchStatus::Running => self.status_running,
+            BranchStatus::Done => self.status_done,
+            BranchStatus::Failed => self.status_failed,
+            BranchStatus::Pruned => self.status_pruned,
+        }
+    }
+
+    pub fn level(&self, level: crate::model::Reliability) -> &'static str {
+        use crate::model::Reliability;
+        match level {
+            Reliability::High => self.level_high,
+            Reliability::Medium => self.level_medium,
+            Reliability::Low => self.level_low,
+        }
+    }
+
+    pub fn stop_reason(&self, stop: crate::model::StopReason) -> &'static str {
+        use crate::model::StopReason;
+        match stop {
+            StopReason::Sufficient => self.stop_sufficient,
+            StopReason::LoopCap => self.stop_loop_cap,
+            StopReason::NoNewEvidence => self.stop_no_new_evidence,
+            StopReason::AllFailed => self.stop_all_failed,
+            StopReason::NothingToPlan => self.stop_nothing_to_plan,
+            StopReason::Stopped => self.stop_stopped,
+        }
+    }
+}
+
+/// The Research plan as text lines, for `cited ask --mode research`: one line per loop
+/// heading, sub-question (with its status, evidence or error), verdict and stop reason.
+/// Printing each line the first time it appears shows the plan as it evolves.
+pub fn plan_lines(plan: &crate::model::ResearchPlan, t: &Texts) -> Vec<String> {
+    let mut lines = Vec::new();
+    for research_loop in &plan.loops {
+        lines.push(
+            t.research_loop
+                .replace("{n}", &research_loop.number.to_string())
+                .replace("{max}", &plan.max_loops.to_string()),
+        );
+        for sub in &research_loop.sub_questions {
+            let mut line = format!(
+                "  Q{} [{}] {} ({})",
+                sub.id,
+                t.branch_status(sub.status),
+                sub.question,
+                sub.query
+            );
+            if let Some(evidence) = &sub.evidence {
+                let numbers: String = evidence.numbers.iter().map(|n| format!("[{n}]")).collect();
+                line.push_str(&format!(
+                    "\n    {}: {} {numbers} ({} {})",
+                    t.evidence,
+                    evidence.statement,
+                    t.reliability,
+                    t.level(evidence.reliability)
+                ));
+            }
+            if let Some(error) = &sub.error {
+                line.push_str(&format!("\n    {}: {error}", t.status_failed));
+            }
+            lines.push(line);
+        }
+        if let Some(verdict) = &research_loop.verdict {
+            let judged = if verdict.sufficient {
+                t.verdict_sufficient
+            } else {
+                t.verdict_insufficient
+            };
+            let mut line = format!("  → {judged}: {}", verdict.chain);
+            if !verdict.prune.is_empty() {
+                line.push_str(&format!("\n    {}: {}", t.pruned_directions, verdict.prune.join("; ")));
+            }
+            lines.push(line);
+        }
+    }
+    if let Some(stop) = plan.stop {
+        lines.push(format!("■ {}", t.stop_reason(stop)));
+    }
+    lines
 }

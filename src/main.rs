@@ -28,15 +28,20 @@ enum Command {
     /// something is wrong.
     Doctor,
     /// Answer one question: the answer streams to stdout, then its reference list as
-    /// Markdown; progress, Agent steps and notices go to stderr. Exits 1 on failure.
+    /// Markdown; progress, Agent steps, the Research plan and notices go to stderr. Exits 1
+    /// on failure.
     Ask {
         question: String,
         /// Chat: search once (per --search), then answer. Agent: the model searches itself.
+        /// Research: plan, research sub-questions in parallel, verify, answer.
         #[arg(long, value_enum, default_value_t = AskMode::Chat)]
         mode: AskMode,
         /// Chat mode: search the web first (on) or answer from the model alone (off).
         #[arg(long, value_enum, default_value_t = Switch::On)]
         search: Switch,
+        /// Print only the final result as JSON (answer, 结论, confidence, evidence, sources).
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -44,6 +49,7 @@ enum Command {
 enum AskMode {
     Chat,
     Agent,
+    Research,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -77,7 +83,8 @@ fn main() -> ExitCode {
             question,
             mode,
             search,
-        } => runtime.block_on(ask(config, question, mode, search == Switch::On)),
+            json,
+        } => runtime.block_on(ask(config, question, mode, search == Switch::On, json)),
     }
 }
 
@@ -86,7 +93,13 @@ fn main() -> ExitCode {
     clippy::print_stderr,
     reason = "the answer is the command's output"
 )]
-async fn ask(config: Config, question: String, mode: AskMode, search: bool) -> ExitCode {
+async fn ask(
+    config: Config,
+    question: String,
+    mode: AskMode,
+    search: bool,
+    json: bool,
+) -> ExitCode {
     use std::io::Write;
 
     use cited::citation::{lists, SourceMap};
@@ -117,25 +130,39 @@ async fn ask(config: Config, question: String, mode: AskMode, search: bool) -> E
     let state = AppState::new(config);
     let session = state.sessions.create(std::time::Instant::now());
     let (sender, mut receiver) = tokio::sync::mpsc::channel(256);
-    let agent = mode == AskMode::Agent;
+    let mode = match mode {
+        AskMode::Chat => Mode::Chat,
+        AskMode::Agent => Mode::Agent,
+        AskMode::Research => Mode::Research,
+    };
     let input = ChatInput {
         id: 1,
         question,
         search_enabled: search,
         lang,
-        mode: if agent { Mode::Agent } else { Mode::Chat },
+        mode,
     };
     let cancel = tokio_util::sync::CancellationToken::new();
     let run = tokio::spawn(async move {
-        if agent {
-            cited::ssr::agent::run(&state, &session, input, cancel, sender).await
-        } else {
-            chat::run(&state, &session, input, cancel, sender).await
+        match mode {
+            Mode::Chat => chat::run(&state, &session, input, cancel, sender).await,
+            Mode::Agent => cited::ssr::agent::run(&state, &session, input, cancel, sender).await,
+            Mode::Research => {
+                cited::ssr::research::run(&state, session, input, cancel, sender).await
+            }
         }
     });
     let mut failed = false;
     let mut stdout = std::io::stdout();
+    let mut printed: std::collections::HashSet<String> = std::collections::HashSet::new();
     while let Some(event) = receiver.recv().await {
+        if json {
+            if let AnswerEvent::Failed { message } = &event {
+                eprintln!("error: {message}");
+                failed = true;
+            }
+            continue;
+        }
         match event {
             AnswerEvent::Started { offline: true, .. } => {
                 eprintln!("[{}]", lang.texts().offline_label)
@@ -153,6 +180,13 @@ async fn ask(config: Config, question: String, mode: AskMode, search: bool) -> E
             AnswerEvent::Step { step } => {
                 eprintln!("> {}", cited::i18n::step_line(&step, lang.texts()))
             }
+            AnswerEvent::Plan { plan } => {
+                for line in cited::i18n::plan_lines(&plan, lang.texts()) {
+                    if printed.insert(line.clone()) {
+                        eprintln!("{line}");
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -164,16 +198,77 @@ async fn ask(config: Config, question: String, mode: AskMode, search: bool) -> E
         }
     };
     let sources = SourceMap::new(exchange.sources.iter().cloned());
-    if agent {
-        println!("{}", lists::agent_markdown(&sources, &exchange.cited));
+    if json {
+        println!("{}", result_json(&exchange));
     } else {
-        println!("{}", lists::chat_markdown(&sources, &exchange.cited));
+        match (&exchange.research, mode) {
+            (Some(plan), _) => println!(
+                "{}",
+                lists::research_markdown(&sources, &exchange.cited, |round| {
+                    plan.for_round(round).map(|sub| sub.question.clone())
+                })
+            ),
+            (None, Mode::Agent | Mode::Research) => {
+                println!("{}", lists::agent_markdown(&sources, &exchange.cited))
+            }
+            (None, Mode::Chat) => {
+                println!("{}", lists::chat_markdown(&sources, &exchange.cited))
+            }
+        }
     }
     if failed || exchange.answer.trim().is_empty() {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// The final result for benchmark scripts: the answer, 结论 and confidence, the evidence
+/// with its sources, every source cited or retrieved, and the plan.
+fn result_json(exchange: &cited::model::Exchange) -> String {
+    let plan = exchange.research.clone().unwrap_or_default();
+    let evidence: Vec<serde_json::Value> = plan
+        .sub_questions()
+        .filter_map(|sub| {
+            sub.evidence.as_ref().map(|e| {
+                serde_json::json!({
+                    "sub_question": sub.question,
+                    "statement": e.statement,
+                    "reliability": e.reliability,
+                    "sources": e.numbers,
+                })
+            })
+        })
+        .collect();
+    let sources: Vec<serde_json::Value> = exchange
+        .sources
+        .iter()
+        .map(|entry| {
+            serde_json::json!({
+                "number": entry.number,
+                "title": entry.title,
+                "url": entry.url,
+                "cited": exchange.cited.contains(&entry.number),
+            })
+        })
+        .collect();
+    let result = serde_json::json!({
+        "question": exchange.question,
+        "mode": exchange.mode,
+        "answer": exchange.answer,
+        "conclusion": plan.conclusion.as_ref().map(|c| c.answer.clone()),
+        "confidence": plan.conclusion.as_ref().map(|c| c.confidence),
+        "evidence": evidence,
+        "cited": exchange.cited,
+        "sources": sources,
+        "loops": plan.loops.len(),
+        "stop": plan.stop,
+        "plan": plan,
+        "notices": exchange.notices,
+        "offline": exchange.offline,
+        "stopped": exchange.stopped,
+    });
+    serde_json::to_string_pretty(&result).unwrap_or_else(|_| "{}".to_string())
 }
 
 #[allow(

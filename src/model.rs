@@ -134,6 +134,137 @@ pub struct Exchange {
     /// What the Agent did on the way (searches, intermediate text).
     #[serde(default)]
     pub steps: Vec<Step>,
+    /// A Research answer's plan, branches, evidence and verdicts.
+    #[serde(default)]
+    pub research: Option<ResearchPlan>,
+}
+
+/// Where a Research sub-question stands (PRODUCT.md: pending/running/done/failed/pruned).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BranchStatus {
+    #[default]
+    Pending,
+    Running,
+    Done,
+    Failed,
+    /// The verify step judged this direction a dead end; it is never planned again.
+    Pruned,
+}
+
+/// How far a piece of evidence, or a conclusion, can be trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reliability {
+    #[default]
+    Low,
+    Medium,
+    High,
+}
+
+/// One evidence statement of a Research branch, resting on registry numbers.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Evidence {
+    pub statement: String,
+    pub reliability: Reliability,
+    /// Session registry numbers the statement rests on (only numbers its branch saw).
+    pub numbers: Vec<u32>,
+}
+
+/// One sub-question of a Research plan and what its branch found.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SubQuestion {
+    /// 1-based across the whole answer.
+    pub id: u32,
+    pub question: String,
+    /// What was sent to SearXNG.
+    pub query: String,
+    /// The search profile's language (`zh-CN`, `en`, …).
+    pub language: String,
+    pub status: BranchStatus,
+    #[serde(default)]
+    pub evidence: Option<Evidence>,
+    /// Why the branch failed, when it did.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// The registry rounds this branch's searches became (the reference list groups by them).
+    #[serde(default)]
+    pub rounds: Vec<u32>,
+    /// Entities checked against an encyclopedia.
+    #[serde(default)]
+    pub checked: Vec<String>,
+    /// Pages read in full.
+    #[serde(default)]
+    pub read: Vec<String>,
+}
+
+/// The verify step's judgement of the evidence chain after a loop.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Verdict {
+    pub sufficient: bool,
+    /// The reasoning chain as the verifier sees it.
+    pub chain: String,
+    /// Directions judged dead ends.
+    #[serde(default)]
+    pub prune: Vec<String>,
+}
+
+/// One plan → branches → verify loop.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ResearchLoop {
+    /// 1-based.
+    pub number: u32,
+    pub sub_questions: Vec<SubQuestion>,
+    #[serde(default)]
+    pub verdict: Option<Verdict>,
+}
+
+/// The one-line answer (结论) and how sure the research is of it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Conclusion {
+    pub answer: String,
+    pub confidence: Reliability,
+}
+
+/// Why the research stopped looping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The verifier judged the evidence chain sufficient.
+    Sufficient,
+    /// `CITED_RESEARCH_MAX_LOOPS` reached.
+    LoopCap,
+    /// A loop added no evidence.
+    NoNewEvidence,
+    /// Every branch of a loop failed.
+    AllFailed,
+    /// The planner had nothing new to ask.
+    NothingToPlan,
+    /// The user stopped the answer.
+    Stopped,
+}
+
+/// A Research answer's live state: what the plan view shows and `--json` prints.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ResearchPlan {
+    pub max_loops: u32,
+    pub loops: Vec<ResearchLoop>,
+    #[serde(default)]
+    pub conclusion: Option<Conclusion>,
+    #[serde(default)]
+    pub stop: Option<StopReason>,
+}
+
+impl ResearchPlan {
+    /// Every sub-question of every loop, in plan order.
+    pub fn sub_questions(&self) -> impl Iterator<Item = &SubQuestion> {
+        self.loops.iter().flat_map(|l| l.sub_questions.iter())
+    }
+
+    /// The sub-question whose searches became registry round `round`.
+    pub fn for_round(&self, round: u32) -> Option<&SubQuestion> {
+        self.sub_questions().find(|q| q.rounds.contains(&round))
+    }
 }
 
 /// One step of an Agent answer, for the live trace.
@@ -198,6 +329,10 @@ pub enum AnswerEvent {
     /// streamed so far were thinking before a tool call, not the answer.
     Step {
         step: Step,
+    },
+    /// The Research plan changed (a sub-question started or finished, a verdict came).
+    Plan {
+        plan: ResearchPlan,
     },
 }
 

@@ -8,6 +8,7 @@ pub mod doctor;
 pub mod fetch;
 pub mod llm;
 pub mod prompts;
+pub mod research;
 pub mod search;
 pub mod serve;
 pub mod session;

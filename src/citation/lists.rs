@@ -71,6 +71,24 @@ pub fn chat_markdown(registry: &impl Lookup, used: &[u32]) -> String {
 /// Agent/Research's grouped list as Markdown (seed 002 layout); empty when nothing is
 /// cited. In dedup mode an entry found in several rounds says so ("来自: 第1次搜索, …").
 pub fn agent_markdown(registry: &impl Lookup, used: &[u32]) -> String {
+    grouped_markdown(registry, used, |_| None)
+}
+
+/// Research's grouped list: each group is labelled with the sub-question its round
+/// researched (`label(round)`), or with its query when it has none.
+pub fn research_markdown(
+    registry: &impl Lookup,
+    used: &[u32],
+    label: impl Fn(u32) -> Option<String>,
+) -> String {
+    grouped_markdown(registry, used, label)
+}
+
+fn grouped_markdown(
+    registry: &impl Lookup,
+    used: &[u32],
+    label: impl Fn(u32) -> Option<String>,
+) -> String {
     let groups = grouped_by_round(registry, used);
     if groups.is_empty() {
         return String::new();
@@ -79,8 +97,16 @@ pub fn agent_markdown(registry: &impl Lookup, used: &[u32]) -> String {
     for group in &groups {
         out.push_str("\n**第 ");
         let _ = write!(out, "{}", group.round);
-        out.push_str(" 次搜索** (查询: ");
-        push_one_line(&mut out, &group.query);
+        match label(group.round) {
+            Some(sub_question) => {
+                out.push_str(" 次搜索** (子问题: ");
+                push_one_line(&mut out, &sub_question);
+            }
+            None => {
+                out.push_str(" 次搜索** (查询: ");
+                push_one_line(&mut out, &group.query);
+            }
+        }
         out.push(')');
         for entry in &group.entries {
             out.push('\n');

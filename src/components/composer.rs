@@ -171,6 +171,7 @@ fn apply(chat: Chat, exchange: Option<RwSignal<Exchange>>, event: AnswerEvent, t
             }
             e.steps.push(step.clone());
         }),
+        AnswerEvent::Plan { plan } => update(&|e| e.research = Some(plan.clone())),
         AnswerEvent::Command { text, reset } => {
             if reset {
                 chat.exchanges.set(Vec::new());

@@ -61,9 +61,8 @@ pub async fn ask(question: String) -> Result<ByteStream<AppError>, AppError> {
         .begin_answer()
         .ok_or_else(|| AppError::BadInput(t.busy.to_string()))?;
     let settings = session.settings();
-    // Research mode arrives in a later issue; until then it answers like Chat with search on.
     let search_enabled = settings.search_enabled || !settings.mode.has_search_switch();
-    let agent = settings.mode == crate::model::Mode::Agent;
+    let mode = settings.mode;
     let (sender, receiver) = tokio::sync::mpsc::channel::<AnswerEvent>(256);
     let input = ChatInput {
         id,
@@ -81,10 +80,16 @@ pub async fn ask(question: String) -> Result<ByteStream<AppError>, AppError> {
             }
         }
         let _end = EndAnswer(session.clone(), id);
-        if agent {
-            crate::ssr::agent::run(&state, &session, input, cancel, sender).await;
-        } else {
-            chat::run(&state, &session, input, cancel, sender).await;
+        match mode {
+            crate::model::Mode::Chat => {
+                chat::run(&state, &session, input, cancel, sender).await;
+            }
+            crate::model::Mode::Agent => {
+                crate::ssr::agent::run(&state, &session, input, cancel, sender).await;
+            }
+            crate::model::Mode::Research => {
+                crate::ssr::research::run(&state, session.clone(), input, cancel, sender).await;
+            }
         }
     });
     let lines = futures_util::stream::unfold(receiver, |mut receiver| async move {

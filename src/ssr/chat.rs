@@ -271,6 +271,30 @@ async fn answer(
     {
         return false;
     }
+    stream_answer(
+        state,
+        request,
+        input.lang,
+        search != ChatSearch::Failed,
+        cancel,
+        events,
+        exchange,
+    )
+    .await
+}
+
+/// Streams a model answer into `exchange.answer`, token by token, until it ends, fails
+/// (a `Failed` event) or is stopped. `clear_status` empties the status line at the first
+/// token. Returns whether the receiver still listens.
+pub(crate) async fn stream_answer(
+    state: &AppState,
+    request: ChatRequest,
+    lang: Lang,
+    clear_status: bool,
+    cancel: &CancellationToken,
+    events: &mpsc::Sender<AnswerEvent>,
+    exchange: &mut Exchange,
+) -> bool {
     let started = tokio::select! {
         started = state.llm.stream(request) => started,
         () = halted(cancel, events) => return true,
@@ -279,7 +303,7 @@ async fn answer(
         Ok(stream) => stream,
         Err(error) => {
             tracing::warn!(%error, "model failed");
-            return failed(error.user_message(input.lang), exchange, events).await;
+            return failed(error.user_message(lang), exchange, events).await;
         }
     };
     let mut first_token = true;
@@ -292,7 +316,7 @@ async fn answer(
         match next {
             None | Some(Ok(ChatEvent::Done { .. })) => return true,
             Some(Ok(ChatEvent::Text(text))) => {
-                if first_token && search != ChatSearch::Failed {
+                if first_token && clear_status {
                     first_token = false;
                     if !emit(
                         events,
@@ -314,7 +338,7 @@ async fn answer(
             Some(Ok(ChatEvent::ToolCalls(_))) => {}
             Some(Err(error)) => {
                 tracing::warn!(%error, "model stream failed");
-                return failed(error.user_message(input.lang), exchange, events).await;
+                return failed(error.user_message(lang), exchange, events).await;
             }
         }
     }

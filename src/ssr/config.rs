@@ -81,12 +81,32 @@ pub struct Config {
     pub llm_context_chars: usize,
     /// Searches the Agent may make for one answer.
     pub agent_max_searches: usize,
+    pub research: ResearchConfig,
     /// A `tracing_subscriber::EnvFilter` directive string, already checked.
     pub log: String,
     pub max_question_chars: usize,
     pub session_idle: Duration,
     /// The folder holding `pkg/cited.js`, `pkg/cited.wasm`, `pkg/cited.css` and `public/`'s files.
     pub site_root: PathBuf,
+}
+
+/// Research mode's limits and search profiles.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResearchConfig {
+    /// Plan → branches → verify loops at most (seed 004: 4).
+    pub max_loops: usize,
+    /// Branches running at once (SearXNG's upstream engines rate-limit bursts).
+    pub max_branches: usize,
+    /// A branch taking longer is recorded as failed.
+    pub branch_timeout: Duration,
+    /// SearXNG engines asked to check named entities (the encyclopedia step).
+    pub encyclopedia_engines: Vec<String>,
+    /// Engines for Chinese sub-questions; empty: the instance's defaults.
+    pub engines_zh: Vec<String>,
+    /// Engines for other sub-questions; empty: the instance's defaults.
+    pub engines_en: Vec<String>,
+    /// Pages read in full per branch (0 turns deep-reading off).
+    pub deep_reads: usize,
 }
 
 /// A rejected value, replaced by its default.
@@ -220,8 +240,53 @@ impl Config {
             "5",
             |raw| parse_in_range(raw, 1, 20),
         );
+        let research = ResearchConfig {
+            max_loops: reader.parse(
+                "CITED_RESEARCH_MAX_LOOPS",
+                "a whole number from 1 to 10",
+                "4",
+                |raw| parse_in_range(raw, 1, 10),
+            ),
+            max_branches: reader.parse(
+                "CITED_RESEARCH_MAX_BRANCHES",
+                "a whole number from 1 to 8",
+                "4",
+                |raw| parse_in_range(raw, 1, 8),
+            ),
+            branch_timeout: reader.parse(
+                "CITED_RESEARCH_BRANCH_TIMEOUT_SECS",
+                "a whole number of seconds from 5 to 1800",
+                "180",
+                |raw| parse_in_range(raw, 5, 1800).map(|secs| Duration::from_secs(secs as u64)),
+            ),
+            encyclopedia_engines: reader.parse(
+                "CITED_RESEARCH_ENCYCLOPEDIA_ENGINES",
+                "comma-separated SearXNG engine names, or none",
+                "wikipedia",
+                parse_engines,
+            ),
+            engines_zh: reader.parse(
+                "CITED_RESEARCH_ENGINES_ZH",
+                "comma-separated SearXNG engine names, or none",
+                "none",
+                parse_engines,
+            ),
+            engines_en: reader.parse(
+                "CITED_RESEARCH_ENGINES_EN",
+                "comma-separated SearXNG engine names, or none",
+                "none",
+                parse_engines,
+            ),
+            deep_reads: reader.parse(
+                "CITED_RESEARCH_DEEP_READS",
+                "a whole number from 0 to 4",
+                "2",
+                |raw| parse_in_range(raw, 0, 4),
+            ),
+        };
         let llm = reader.llm();
         let config = Config {
+            research,
             addr,
             searxng_url,
             search_results,
@@ -268,6 +333,29 @@ impl fmt::Display for Config {
         }
         writeln!(f, "CITED_LLM_CONTEXT_CHARS={}", self.llm_context_chars)?;
         writeln!(f, "CITED_AGENT_MAX_SEARCHES={}", self.agent_max_searches)?;
+        let research = &self.research;
+        let engines = |list: &[String]| {
+            if list.is_empty() {
+                "none".to_string()
+            } else {
+                list.join(",")
+            }
+        };
+        writeln!(f, "CITED_RESEARCH_MAX_LOOPS={}", research.max_loops)?;
+        writeln!(f, "CITED_RESEARCH_MAX_BRANCHES={}", research.max_branches)?;
+        writeln!(
+            f,
+            "CITED_RESEARCH_BRANCH_TIMEOUT_SECS={}",
+            research.branch_timeout.as_secs()
+        )?;
+        writeln!(
+            f,
+            "CITED_RESEARCH_ENCYCLOPEDIA_ENGINES={}",
+            engines(&research.encyclopedia_engines)
+        )?;
+        writeln!(f, "CITED_RESEARCH_ENGINES_ZH={}", engines(&research.engines_zh))?;
+        writeln!(f, "CITED_RESEARCH_ENGINES_EN={}", engines(&research.engines_en))?;
+        writeln!(f, "CITED_RESEARCH_DEEP_READS={}", research.deep_reads)?;
         writeln!(f, "CITED_LOG={}", self.log)?;
         writeln!(f, "CITED_MAX_QUESTION_CHARS={}", self.max_question_chars)?;
         writeln!(
@@ -368,6 +456,25 @@ fn parse_in_range(raw: &str, min: usize, max: usize) -> Option<usize> {
         .filter(|value| (min..=max).contains(value))
 }
 
+/// `none` (no engines) or engine names separated by commas; SearXNG names are words with
+/// spaces, hyphens and underscores.
+fn parse_engines(raw: &str) -> Option<Vec<String>> {
+    let raw = raw.trim();
+    if raw.eq_ignore_ascii_case("none") {
+        return Some(Vec::new());
+    }
+    let names: Vec<String> = raw
+        .split(',')
+        .map(|name| name.trim().to_string())
+        .filter(|name| !name.is_empty())
+        .collect();
+    let valid = |name: &String| {
+        name.chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_' | '.'))
+    };
+    (!names.is_empty() && names.iter().all(valid)).then_some(names)
+}
+
 fn parse_http_url(raw: &str) -> Option<Url> {
     Url::parse(raw.trim())
         .ok()
@@ -420,6 +527,23 @@ mod tests {
         assert_eq!(config.log, DEFAULT_LOG);
         assert_eq!(config.max_question_chars, 8000);
         assert_eq!(config.session_idle, Duration::from_secs(24 * 3600));
+        assert_eq!(config.research.max_loops, 4);
+        assert_eq!(config.research.max_branches, 4);
+        assert_eq!(config.research.encyclopedia_engines, vec!["wikipedia"]);
+        assert!(config.research.engines_zh.is_empty());
+    }
+
+    #[test]
+    fn research_engines_are_lists() {
+        let (config, warnings) = load(&[
+            ("CITED_RESEARCH_ENGINES_ZH", "baidu, sogou ,360search"),
+            ("CITED_RESEARCH_ENCYCLOPEDIA_ENGINES", "none"),
+            ("CITED_RESEARCH_MAX_LOOPS", "2"),
+        ]);
+        assert_eq!(warnings, vec![]);
+        assert_eq!(config.research.engines_zh, vec!["baidu", "sogou", "360search"]);
+        assert!(config.research.encyclopedia_engines.is_empty());
+        assert_eq!(config.research.max_loops, 2);
     }
 
     #[test]
@@ -503,6 +627,11 @@ mod tests {
         check_rejected("CITED_SESSION_IDLE_MINS", "0", "1440");
         check_rejected("CITED_LLM_CONTEXT_CHARS", "100", "32000");
         check_rejected("CITED_AGENT_MAX_SEARCHES", "0", "5");
+        check_rejected("CITED_RESEARCH_MAX_LOOPS", "0", "4");
+        check_rejected("CITED_RESEARCH_MAX_BRANCHES", "9", "4");
+        check_rejected("CITED_RESEARCH_BRANCH_TIMEOUT_SECS", "1", "180");
+        check_rejected("CITED_RESEARCH_ENGINES_EN", "bing;<script>", "none");
+        check_rejected("CITED_RESEARCH_DEEP_READS", "5", "2");
     }
 
     #[test]

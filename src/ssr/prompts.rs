@@ -1,6 +1,8 @@
 //! Every prompt cited sends to a model, in one place. Each comes in the question's language,
 //! which also nudges the model to answer in it.
 
+pub mod research;
+
 use crate::ssr::search::has_han;
 
 /// What the Chat prompt says about search.

@@ -6,6 +6,7 @@ use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
 
 use crate::ssr::config::Config;
+use crate::ssr::fetch::FetchPolicy;
 use crate::ssr::llm::extractive::Extractive;
 use crate::ssr::llm::openai::{ClientOptions, OpenAiClient};
 use crate::ssr::llm::ChatModel;
@@ -24,6 +25,8 @@ pub struct AppState {
     pub search_health: Arc<HealthMonitor>,
     /// The configured model, or the offline extractive answerer when there is none.
     pub llm: Arc<dyn ChatModel>,
+    /// How Research deep-reads pages (SSRF guard, size and time limits).
+    pub fetch: Arc<FetchPolicy>,
 }
 
 impl AppState {
@@ -41,6 +44,7 @@ impl AppState {
         };
         AppState {
             llm,
+            fetch: Arc::new(FetchPolicy::default()),
             sessions: Arc::new(SessionStore::new(config.session_idle)),
             search: Arc::new(searxng.clone()),
             search_health: Arc::new(HealthMonitor::new(searxng)),

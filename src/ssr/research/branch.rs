@@ -1,0 +1,215 @@
+//! One research branch (seed 004 ResearchBranch, chain of thought): search → reflect →
+//! encyclopedia check → deep-read → one evidence statement.
+//!
+//! A branch numbers its material locally (1..n, in a private registry) so that branches
+//! can run concurrently and still number deterministically: the orchestrator registers
+//! each branch's rounds in the session registry in branch order and maps the local numbers
+//! of its evidence to the global ones. Numbers the evidence cites that the branch never
+//! showed the model are dropped here.
+
+use std::sync::Arc;
+
+use crate::citation::Registry;
+use crate::i18n::Lang;
+use crate::model::{Reliability, Source};
+use crate::ssr::config::ResearchConfig;
+use crate::ssr::fetch::{deep_read, FetchPolicy};
+use crate::ssr::research::thinker::{Candidate, Draft, Material, Planned, Thinker};
+use crate::ssr::search::{cached_search, SearchOptions, SearchProvider};
+use crate::ssr::session::Session;
+
+/// What every branch of an answer shares.
+pub struct Env {
+    pub thinker: Arc<dyn Thinker>,
+    pub search: Arc<dyn SearchProvider>,
+    pub session: Arc<Session>,
+    pub fetch: Arc<FetchPolicy>,
+    pub research: ResearchConfig,
+    pub snippet_chars: usize,
+    pub lang: Lang,
+    /// The original question.
+    pub question: String,
+}
+
+/// A search the branch made, to be registered as one round.
+#[derive(Debug, Clone)]
+pub struct Round {
+    pub query: String,
+    pub sources: Vec<Source>,
+}
+
+/// What a finished branch hands back.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// In local-number order: the search, then the encyclopedia check.
+    pub rounds: Vec<Round>,
+    pub checked: Vec<String>,
+    pub read: Vec<String>,
+    /// With local numbers, already limited to the ones this branch saw.
+    pub evidence: Option<Draft>,
+    pub candidates: Vec<Candidate>,
+    /// Set when the branch failed; the rest may be partial.
+    pub error: Option<String>,
+}
+
+/// The SearXNG profile of a sub-question: its language and the engines configured for it.
+pub fn profile(planned: &Planned, research: &ResearchConfig) -> SearchOptions {
+    SearchOptions {
+        language: Some(if planned.zh { "zh-CN" } else { "en" }.to_string()),
+        engines: if planned.zh {
+            research.engines_zh.clone()
+        } else {
+            research.engines_en.clone()
+        },
+        ..SearchOptions::default()
+    }
+}
+
+pub async fn run(env: &Env, planned: &Planned) -> Outcome {
+    let t = env.lang.texts();
+    let mut outcome = Outcome::default();
+    // 1. Search, with the sub-question's profile; engines that find nothing fall back to
+    //    the instance's defaults once.
+    let options = profile(planned, &env.research);
+    let mut searched = cached_search(&env.session, env.search.as_ref(), &planned.query, &options).await.0;
+    if matches!(&searched, Ok(results) if results.sources.is_empty()) && !options.engines.is_empty() {
+        let plain = SearchOptions {
+            engines: Vec::new(),
+            ..options.clone()
+        };
+        tracing::info!(query = planned.query, engines = ?options.engines, "research: profile engines found nothing; trying the defaults");
+        searched = cached_search(&env.session, env.search.as_ref(), &planned.query, &plain).await.0;
+    }
+    let results = match searched {
+        Ok(results) if results.sources.is_empty() => {
+            outcome.error = Some(t.research_no_results.to_string());
+            return outcome;
+        }
+        Ok(results) => results.sources,
+        Err(error) => {
+            outcome.error = Some(error.user_message(env.lang));
+            return outcome;
+        }
+    };
+    let mut local = Registry::new();
+    local.add_round(&planned.query, &results);
+    outcome.rounds.push(Round {
+        query: planned.query.clone(),
+        sources: results,
+    });
+
+    // 2. Reflect.
+    let material = Material {
+        sources: local.entries(),
+        pages: &[],
+    };
+    let reflection = match env
+        .thinker
+        .reflect(&env.question, &planned.question, &material)
+        .await
+    {
+        Ok(reflection) => reflection,
+        Err(error) => {
+            outcome.error = Some(error.user_message(env.lang));
+            return outcome;
+        }
+    };
+    outcome.candidates = reflection.candidates.clone();
+
+    // 3. Encyclopedia check of one or two named entities.
+    if !env.research.encyclopedia_engines.is_empty() {
+        let options = SearchOptions {
+            engines: env.research.encyclopedia_engines.clone(),
+            language: Some(if planned.zh { "zh-CN" } else { "en" }.to_string()),
+            max_results: Some(2),
+            ..SearchOptions::default()
+        };
+        let entities: Vec<&String> = reflection
+            .encyclopedia
+            .iter()
+            .filter(|entity| !entity.trim().is_empty() && entity.chars().count() <= 80)
+            .take(2)
+            .collect();
+        let lookups = futures_util::future::join_all(entities.iter().map(|entity| {
+            cached_search(&env.session, env.search.as_ref(), entity, &options)
+        }))
+        .await;
+        let mut found: Vec<Source> = Vec::new();
+        for (entity, (result, _)) in entities.iter().zip(lookups) {
+            match result {
+                Ok(results) => {
+                    outcome.checked.push((*entity).clone());
+                    for source in results.sources {
+                        let known = local.entries().iter().any(|e| e.url == source.url)
+                            || found.iter().any(|f| f.url == source.url);
+                        if !known {
+                            found.push(source);
+                        }
+                    }
+                }
+                Err(error) => tracing::info!(entity = entity.as_str(), %error, "research: encyclopedia check failed"),
+            }
+        }
+        if !found.is_empty() {
+            let label = format!("{} {}", t.research_encyclopedia, outcome.checked.join(", "));
+            local.add_round(&label, &found);
+            outcome.rounds.push(Round {
+                query: label,
+                sources: found,
+            });
+        }
+    }
+
+    // 4. Deep-read the pages the reflection pointed at.
+    let mut pages: Vec<(u32, String)> = Vec::new();
+    if env.research.deep_reads > 0 {
+        let chosen: Vec<(u32, String)> = reflection
+            .deep_read
+            .iter()
+            .filter_map(|n| local.get(*n).map(|entry| (*n, entry.url.clone())))
+            .take(env.research.deep_reads)
+            .collect();
+        let reads = futures_util::future::join_all(
+            chosen.iter().map(|(_, url)| deep_read(url, &env.fetch)),
+        )
+        .await;
+        for ((number, url), read) in chosen.into_iter().zip(reads) {
+            match read {
+                Ok(page) => {
+                    outcome.read.push(url);
+                    pages.push((number, page.text));
+                }
+                Err(error) => tracing::info!(url, %error, "research: deep-read failed"),
+            }
+        }
+    }
+
+    // 5. One evidence statement, resting only on numbers this branch saw.
+    let material = Material {
+        sources: local.entries(),
+        pages: &pages,
+    };
+    match env
+        .thinker
+        .evidence(&env.question, &planned.question, &reflection, &material)
+        .await
+    {
+        Ok(mut draft) => {
+            let seen = local.len() as u32;
+            let (kept, dropped): (Vec<u32>, Vec<u32>) =
+                draft.numbers.iter().partition(|n| (1..=seen).contains(*n));
+            if !dropped.is_empty() {
+                tracing::warn!(?dropped, seen, "research: evidence cited numbers its branch never saw; dropped");
+            }
+            draft.numbers = kept;
+            if draft.numbers.is_empty() {
+                draft.reliability = Reliability::Low;
+            }
+            if !draft.statement.trim().is_empty() {
+                outcome.evidence = Some(draft);
+            }
+        }
+        Err(error) => outcome.error = Some(error.user_message(env.lang)),
+    }
+    outcome
+}
