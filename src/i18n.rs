@@ -417,7 +417,11 @@ pub fn plan_lines(plan: &crate::model::ResearchPlan, t: &Texts) -> Vec<String> {
             };
             let mut line = format!("  → {judged}: {}", verdict.chain);
             if !verdict.prune.is_empty() {
-                line.push_str(&format!("\n    {}: {}", t.pruned_directions, verdict.prune.join("; ")));
+                line.push_str(&format!(
+                    "\n    {}: {}",
+                    t.pruned_directions,
+                    verdict.prune.join("; ")
+                ));
             }
             lines.push(line);
         }

@@ -5,6 +5,7 @@ mod chat;
 mod doctor;
 mod fetch;
 mod llm;
+mod research;
 mod search;
 mod searxng;
 mod server;

@@ -27,7 +27,11 @@ use crate::ssr::state::AppState;
 const EXTRA_TURNS: usize = 3;
 
 /// The numbers this answer retrieved, plus older ones it cites, as entries.
-pub(crate) fn answer_sources(registry: &Registry, retrieved: &[u32], answer: &str) -> Vec<Arc<CitationEntry>> {
+pub(crate) fn answer_sources(
+    registry: &Registry,
+    retrieved: &[u32],
+    answer: &str,
+) -> Vec<Arc<CitationEntry>> {
     let mut numbers: Vec<u32> = retrieved.to_vec();
     numbers.extend(used_numbers(answer, registry));
     numbers.sort_unstable();

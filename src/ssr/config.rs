@@ -353,8 +353,16 @@ impl fmt::Display for Config {
             "CITED_RESEARCH_ENCYCLOPEDIA_ENGINES={}",
             engines(&research.encyclopedia_engines)
         )?;
-        writeln!(f, "CITED_RESEARCH_ENGINES_ZH={}", engines(&research.engines_zh))?;
-        writeln!(f, "CITED_RESEARCH_ENGINES_EN={}", engines(&research.engines_en))?;
+        writeln!(
+            f,
+            "CITED_RESEARCH_ENGINES_ZH={}",
+            engines(&research.engines_zh)
+        )?;
+        writeln!(
+            f,
+            "CITED_RESEARCH_ENGINES_EN={}",
+            engines(&research.engines_en)
+        )?;
         writeln!(f, "CITED_RESEARCH_DEEP_READS={}", research.deep_reads)?;
         writeln!(f, "CITED_LOG={}", self.log)?;
         writeln!(f, "CITED_MAX_QUESTION_CHARS={}", self.max_question_chars)?;
@@ -541,7 +549,10 @@ mod tests {
             ("CITED_RESEARCH_MAX_LOOPS", "2"),
         ]);
         assert_eq!(warnings, vec![]);
-        assert_eq!(config.research.engines_zh, vec!["baidu", "sogou", "360search"]);
+        assert_eq!(
+            config.research.engines_zh,
+            vec!["baidu", "sogou", "360search"]
+        );
         assert!(config.research.encyclopedia_engines.is_empty());
         assert_eq!(config.research.max_loops, 2);
     }

@@ -67,19 +67,30 @@ pub fn admit(planned: Vec<Planned>, completed: &[String], pruned: &[String]) -> 
     for item in planned {
         let question = normalise(&item.question);
         let query = normalise(&item.query);
-        let repeats = completed.iter().any(|done| *done == question || *done == query);
+        let repeats = completed
+            .iter()
+            .any(|done| *done == question || *done == query);
         let is_pruned = pruned
             .iter()
             .any(|dead| same_direction(dead, &question) || same_direction(dead, &query));
-        let duplicate = admitted
-            .iter()
-            .any(|other| normalise(&other.question) == question || normalise(&other.query) == query);
+        let duplicate = admitted.iter().any(|other| {
+            normalise(&other.question) == question || normalise(&other.query) == query
+        });
         if repeats || is_pruned || duplicate {
-            tracing::info!(question = item.question, repeats, is_pruned, duplicate, "research: sub-question not admitted");
+            tracing::info!(
+                question = item.question,
+                repeats,
+                is_pruned,
+                duplicate,
+                "research: sub-question not admitted"
+            );
             continue;
         }
         if admitted.len() == MAX_SUB_QUESTIONS {
-            tracing::info!(question = item.question, "research: more than four sub-questions; dropped");
+            tracing::info!(
+                question = item.question,
+                "research: more than four sub-questions; dropped"
+            );
             continue;
         }
         admitted.push(item);
@@ -98,7 +109,10 @@ fn evidence_lines(plan: &ResearchPlan) -> Vec<String> {
                 Reliability::Medium => "medium",
                 Reliability::Low => "low",
             };
-            format!("E{}: {} {numbers} ({reliability})", sub.id, evidence.statement)
+            format!(
+                "E{}: {} {numbers} ({reliability})",
+                sub.id, evidence.statement
+            )
         })
         .collect()
 }
@@ -139,7 +153,9 @@ struct Run<'a> {
 
 impl Run<'_> {
     fn plan(&mut self) -> &mut ResearchPlan {
-        self.exchange.research.get_or_insert_with(ResearchPlan::default)
+        self.exchange
+            .research
+            .get_or_insert_with(ResearchPlan::default)
     }
 
     async fn send(&mut self, event: AnswerEvent) {
@@ -293,7 +309,9 @@ impl Run<'_> {
             }
             let mut changed = false;
             while next < count {
-                let Some(outcome) = outcomes[next].take() else { break };
+                let Some(outcome) = outcomes[next].take() else {
+                    break;
+                };
                 if self.register(loop_index, next, outcome) {
                     let notice = Notice {
                         level: Level::Warning,
@@ -316,10 +334,18 @@ impl Run<'_> {
     /// Marks every sub-question matching a pruned direction.
     fn prune(&mut self, directions: &[String]) {
         let dead: Vec<String> = directions.iter().map(|d| normalise(d)).collect();
-        for sub in self.plan().loops.iter_mut().flat_map(|l| l.sub_questions.iter_mut()) {
+        for sub in self
+            .plan()
+            .loops
+            .iter_mut()
+            .flat_map(|l| l.sub_questions.iter_mut())
+        {
             let question = normalise(&sub.question);
             let query = normalise(&sub.query);
-            if dead.iter().any(|d| same_direction(d, &question) || same_direction(d, &query)) {
+            if dead
+                .iter()
+                .any(|d| same_direction(d, &question) || same_direction(d, &query))
+            {
                 sub.status = BranchStatus::Pruned;
             }
         }
@@ -336,7 +362,8 @@ impl Run<'_> {
             if self.stopped() {
                 return Some(StopReason::Stopped);
             }
-            self.status(t.research_planning.replace("{n}", &loop_number.to_string())).await;
+            self.status(t.research_planning.replace("{n}", &loop_number.to_string()))
+                .await;
             let evidence = evidence_lines(self.plan());
             let context = PlanContext {
                 question: &question,
@@ -383,12 +410,20 @@ impl Run<'_> {
                 verdict: None,
             });
             self.send_plan().await;
-            self.status(t.research_branches.replace("{n}", &planned.len().to_string())).await;
+            self.status(
+                t.research_branches
+                    .replace("{n}", &planned.len().to_string()),
+            )
+            .await;
             if !self.branches(env, loop_index, planned).await {
                 return Some(StopReason::Stopped);
             }
             let this_loop = &self.plan().loops[loop_index];
-            if this_loop.sub_questions.iter().all(|s| s.status == BranchStatus::Failed) {
+            if this_loop
+                .sub_questions
+                .iter()
+                .all(|s| s.status == BranchStatus::Failed)
+            {
                 return Some(StopReason::AllFailed);
             }
             let added = this_loop
@@ -448,7 +483,10 @@ impl Run<'_> {
         numbers.sort_unstable();
         numbers.dedup();
         let registry = self.session.with_registry(|registry| registry.clone());
-        let sources: Vec<_> = numbers.iter().filter_map(|n| registry.shared(*n).cloned()).collect();
+        let sources: Vec<_> = numbers
+            .iter()
+            .filter_map(|n| registry.shared(*n).cloned())
+            .collect();
         let summarised = tokio::select! {
             summary = thinker.summarise(&self.input.question, &self.chain, &evidence, &sources) => summary,
             () = halted(self.cancel, self.events) => return,
@@ -468,7 +506,10 @@ impl Run<'_> {
         let line = if zh {
             format!("**结论**：{}（置信度：{confidence}）\n\n", summary.answer)
         } else {
-            format!("**Conclusion**: {} (confidence: {confidence})\n\n", summary.answer)
+            format!(
+                "**Conclusion**: {} (confidence: {confidence})\n\n",
+                summary.answer
+            )
         };
         self.plan().conclusion = Some(Conclusion {
             answer: summary.answer.clone(),
@@ -555,7 +596,11 @@ pub async fn run(
     run.plan().max_loops = state.config.research.max_loops as u32;
     let stop = run.research(&thinker, &env).await;
     if let Some(stop) = stop {
-        tracing::info!(?stop, loops = run.plan().loops.len(), "research: loops done");
+        tracing::info!(
+            ?stop,
+            loops = run.plan().loops.len(),
+            "research: loops done"
+        );
         run.plan().stop = Some(stop);
         run.send_plan().await;
         if stop != StopReason::Stopped && !run.stopped() {
@@ -582,4 +627,55 @@ pub async fn run(
     .await;
     let sources = SourceMap::new(exchange.sources.iter().cloned());
     finish(&session, generation, exchange, &sources, &events).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn planned(question: &str) -> Planned {
+        Planned {
+            question: question.to_string(),
+            query: question.to_string(),
+            zh: has_han(question),
+        }
+    }
+
+    #[test]
+    fn repeats_are_compared_as_normalised_text() {
+        assert_eq!(normalise("《猫眼三姐妹》的 配音？"), "猫眼三姐妹的配音");
+        assert_eq!(normalise("What is  FIVE alpha?"), "whatisfivealpha");
+        let completed = vec!["What is five alpha?".to_string()];
+        let pruned = vec!["张欣 配音".to_string()];
+        let admitted = admit(
+            vec![
+                planned("what is FIVE alpha"),
+                planned("张欣配音作品有哪些？"),
+                planned("姚培华 配音 角色"),
+                planned("姚培华，配音，角色"),
+            ],
+            &completed,
+            &pruned,
+        );
+        let questions: Vec<&str> = admitted.iter().map(|p| p.question.as_str()).collect();
+        assert_eq!(questions, vec!["姚培华 配音 角色"]);
+    }
+
+    #[test]
+    fn short_prune_directions_do_not_swallow_everything() {
+        // "ab" is too short to mean a direction by containment; equality still counts.
+        let admitted = admit(
+            vec![planned("ab cd ef"), planned("ab")],
+            &[],
+            &["ab".to_string()],
+        );
+        assert_eq!(admitted.len(), 1);
+        assert_eq!(admitted[0].question, "ab cd ef");
+    }
+
+    #[test]
+    fn at_most_four_are_admitted() {
+        let many: Vec<Planned> = (0..7).map(|i| planned(&format!("question {i}"))).collect();
+        assert_eq!(admit(many, &[], &[]).len(), MAX_SUB_QUESTIONS);
+    }
 }

@@ -110,12 +110,14 @@ pub fn start(fixture: SocketAddr, json: bool) -> SearxngProcess {
          search:\n  formats: {formats}\n  safe_search: 0\n\
          valkey:\n  url: false\n\
          outgoing:\n  request_timeout: 2.0\n\
-         engines:\n{}{}{}{}{}",
+         engines:\n{}{}{}{}{}{}",
         engine("local a", "la", "general", format!("http://{fixture}/a?q={{query}}"), ""),
         engine("local b", "lb", "general", format!("http://{fixture}/b?q={{query}}"), ""),
         engine("local sci", "lsci", "science", format!("http://{fixture}/sci?q={{query}}"), ""),
         engine("local down", "ldown", "science", format!("http://127.0.0.1:{closed_port}/x?q={{query}}"), ""),
         engine("local slow", "lslow", "science", format!("http://{fixture}/slow?q={{query}}"), "    timeout: 1.0\n"),
+        // The encyclopedia of Research tests; asked only by name (`engines=local wiki`).
+        engine("local wiki", "lwiki", "encyclopedia", format!("http://{fixture}/wiki?q={{query}}"), ""),
     );
     let settings_path = dir.0.join("settings.yml");
     std::fs::write(&settings_path, settings).unwrap();
@@ -189,6 +191,18 @@ pub fn fixture_server() -> SocketAddr {
                     .route(
                         "/sci",
                         get(|q: Query<Q>| async move { Json(engine_sci(&q.q)) }),
+                    )
+                    .route(
+                        "/wiki",
+                        get(move |q: Query<Q>| async move { Json(engine_wiki(addr, &q.q)) }),
+                    )
+                    .route(
+                        "/page/{name}",
+                        get(
+                            |axum::extract::Path(name): axum::extract::Path<String>| async move {
+                                axum::response::Html(wiki_page(&name))
+                            },
+                        ),
                     )
                     .route(
                         "/slow",
@@ -285,6 +299,32 @@ fn engine_b(q: &str) -> Value {
         vec![]
     };
     json!({ "items": items })
+}
+
+/// One article per entity, served by this fixture server itself (for deep-reads).
+fn engine_wiki(addr: SocketAddr, q: &str) -> Value {
+    let slug: String = q
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { '-' })
+        .collect();
+    json!({ "items": [item(
+        &format!("http://{addr}/page/{slug}"),
+        &format!("{q} - Encyclopedia"),
+        &format!("{q} is an entity described by the encyclopedia."),
+    )] })
+}
+
+/// A readable article about `name`, with navigation noise around it.
+pub fn wiki_page(name: &str) -> String {
+    let name = name.replace(['<', '>', '&'], "");
+    format!(
+        "<!doctype html><html><head><title>{name} - Encyclopedia</title></head><body>\
+         <nav>Home | Random | Donate</nav><article><h1>{name}</h1>\
+         <p>{name} is a well-documented entity. The full article says that {name} was founded in 1901 \
+         by the Deep Read Society, a fact only the full text carries.</p>\
+         <p>It has been studied by many researchers over more than a century of careful work.</p>\
+         </article><footer>Copyright</footer></body></html>"
+    )
 }
 
 fn engine_sci(q: &str) -> Value {

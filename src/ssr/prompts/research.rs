@@ -63,9 +63,17 @@ pub fn plan_system(zh: bool) -> String {
 pub fn plan_user(zh: bool, context: &PlanContext<'_>) -> String {
     let list = |items: &[String]| {
         if items.is_empty() {
-            if zh { "（无）".to_string() } else { "(none)".to_string() }
+            if zh {
+                "（无）".to_string()
+            } else {
+                "(none)".to_string()
+            }
         } else {
-            items.iter().map(|item| format!("- {item}")).collect::<Vec<_>>().join("\n")
+            items
+                .iter()
+                .map(|item| format!("- {item}"))
+                .collect::<Vec<_>>()
+                .join("\n")
         }
     };
     if zh {
@@ -251,7 +259,9 @@ pub fn format_user(
 /// Sent once when a reply could not be read, with the reason.
 pub fn retry(zh: bool, error: &str) -> String {
     if zh {
-        format!("上面的回复无法解析：{error}。请只输出一个符合要求格式的 JSON 对象，不要输出其他文字。")
+        format!(
+            "上面的回复无法解析：{error}。请只输出一个符合要求格式的 JSON 对象，不要输出其他文字。"
+        )
     } else {
         format!("The reply above could not be parsed: {error}. Output only one JSON object in the required shape, nothing else.")
     }

@@ -71,14 +71,19 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
     // 1. Search, with the sub-question's profile; engines that find nothing fall back to
     //    the instance's defaults once.
     let options = profile(planned, &env.research);
-    let mut searched = cached_search(&env.session, env.search.as_ref(), &planned.query, &options).await.0;
-    if matches!(&searched, Ok(results) if results.sources.is_empty()) && !options.engines.is_empty() {
+    let mut searched = cached_search(&env.session, env.search.as_ref(), &planned.query, &options)
+        .await
+        .0;
+    if matches!(&searched, Ok(results) if results.sources.is_empty()) && !options.engines.is_empty()
+    {
         let plain = SearchOptions {
             engines: Vec::new(),
             ..options.clone()
         };
         tracing::info!(query = planned.query, engines = ?options.engines, "research: profile engines found nothing; trying the defaults");
-        searched = cached_search(&env.session, env.search.as_ref(), &planned.query, &plain).await.0;
+        searched = cached_search(&env.session, env.search.as_ref(), &planned.query, &plain)
+            .await
+            .0;
     }
     let results = match searched {
         Ok(results) if results.sources.is_empty() => {
@@ -93,6 +98,7 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
     };
     let mut local = Registry::new();
     local.add_round(&planned.query, &results);
+    let search_count = local.len() as u32;
     outcome.rounds.push(Round {
         query: planned.query.clone(),
         sources: results,
@@ -130,9 +136,11 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
             .filter(|entity| !entity.trim().is_empty() && entity.chars().count() <= 80)
             .take(2)
             .collect();
-        let lookups = futures_util::future::join_all(entities.iter().map(|entity| {
-            cached_search(&env.session, env.search.as_ref(), entity, &options)
-        }))
+        let lookups = futures_util::future::join_all(
+            entities
+                .iter()
+                .map(|entity| cached_search(&env.session, env.search.as_ref(), entity, &options)),
+        )
         .await;
         let mut found: Vec<Source> = Vec::new();
         for (entity, (result, _)) in entities.iter().zip(lookups) {
@@ -147,7 +155,9 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
                         }
                     }
                 }
-                Err(error) => tracing::info!(entity = entity.as_str(), %error, "research: encyclopedia check failed"),
+                Err(error) => {
+                    tracing::info!(entity = entity.as_str(), %error, "research: encyclopedia check failed")
+                }
             }
         }
         if !found.is_empty() {
@@ -163,12 +173,23 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
     // 4. Deep-read the pages the reflection pointed at.
     let mut pages: Vec<(u32, String)> = Vec::new();
     if env.research.deep_reads > 0 {
-        let chosen: Vec<(u32, String)> = reflection
-            .deep_read
-            .iter()
-            .filter_map(|n| local.get(*n).map(|entry| (*n, entry.url.clone())))
-            .take(env.research.deep_reads)
-            .collect();
+        // The reflection's choices first, then the encyclopedia articles (seed 004 read
+        // whole encyclopedia entries: their snippets lose the tables and lists).
+        let encyclopedia_numbers = (search_count + 1)..=(local.len() as u32);
+        let mut wanted: Vec<u32> = reflection.deep_read.clone();
+        wanted.extend(encyclopedia_numbers);
+        wanted.dedup();
+        let mut chosen: Vec<(u32, String)> = Vec::new();
+        for number in wanted {
+            if chosen.len() == env.research.deep_reads {
+                break;
+            }
+            if let Some(entry) = local.get(number) {
+                if !chosen.iter().any(|(n, _)| *n == number) {
+                    chosen.push((number, entry.url.clone()));
+                }
+            }
+        }
         let reads = futures_util::future::join_all(
             chosen.iter().map(|(_, url)| deep_read(url, &env.fetch)),
         )
@@ -199,7 +220,11 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
             let (kept, dropped): (Vec<u32>, Vec<u32>) =
                 draft.numbers.iter().partition(|n| (1..=seen).contains(*n));
             if !dropped.is_empty() {
-                tracing::warn!(?dropped, seen, "research: evidence cited numbers its branch never saw; dropped");
+                tracing::warn!(
+                    ?dropped,
+                    seen,
+                    "research: evidence cited numbers its branch never saw; dropped"
+                );
             }
             draft.numbers = kept;
             if draft.numbers.is_empty() {

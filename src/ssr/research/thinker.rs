@@ -584,7 +584,9 @@ fn yes_no(value: Option<&Value>) -> Option<bool> {
 /// A word that makes a search query depend on context it does not have (这部, 该, 那个…),
 /// if the query holds one. `该` counts only as a determiner, not inside 应该 or 活该.
 pub fn reference_in(query: &str) -> Option<&'static str> {
-    const WORDS: [&str; 9] = ["这部", "那部", "那个", "这个", "此片", "此书", "上述", "前者", "后者"];
+    const WORDS: [&str; 9] = [
+        "这部", "那部", "那个", "这个", "此片", "此书", "上述", "前者", "后者",
+    ];
     if let Some(word) = WORDS.iter().find(|word| query.contains(**word)) {
         return Some(word);
     }
@@ -592,12 +594,17 @@ pub fn reference_in(query: &str) -> Option<&'static str> {
     chars
         .iter()
         .enumerate()
-        .any(|(i, c)| *c == '该' && !matches!(i.checked_sub(1).map(|p| chars[p]), Some('应' | '活' | '本')))
+        .any(|(i, c)| {
+            *c == '该' && !matches!(i.checked_sub(1).map(|p| chars[p]), Some('应' | '活' | '本'))
+        })
         .then_some("该")
 }
 
 pub fn read_plan(value: &Value) -> Result<Vec<Planned>, String> {
-    let items = match field(value, &["sub_questions", "subquestions", "questions", "子问题"]) {
+    let items = match field(
+        value,
+        &["sub_questions", "subquestions", "questions", "子问题"],
+    ) {
         Some(Value::Array(items)) => items,
         Some(_) => return Err("sub_questions must be an array".to_string()),
         None => return Err("the object has no sub_questions array".to_string()),
@@ -613,11 +620,19 @@ pub fn read_plan(value: &Value) -> Result<Vec<Planned>, String> {
             ),
             _ => continue,
         };
-        let question = if question.is_empty() { query.clone() } else { question };
+        let question = if question.is_empty() {
+            query.clone()
+        } else {
+            question
+        };
         if question.is_empty() {
             continue;
         }
-        let query = if query.is_empty() { question.clone() } else { query };
+        let query = if query.is_empty() {
+            question.clone()
+        } else {
+            query
+        };
         if let Some(word) = reference_in(&query) {
             return Err(format!(
                 "the query \"{query}\" contains \"{word}\", a reference the search engine cannot resolve; name the entity instead"
@@ -628,7 +643,11 @@ pub fn read_plan(value: &Value) -> Result<Vec<Planned>, String> {
             l if l.starts_with("en") || l.contains('英') => false,
             _ => has_han(&query),
         };
-        planned.push(Planned { question, query, zh });
+        planned.push(Planned {
+            question,
+            query,
+            zh,
+        });
     }
     Ok(planned)
 }
@@ -648,9 +667,15 @@ pub fn read_reflection(value: &Value) -> Result<Reflection, String> {
                     ),
                     other => (text(Some(other)), String::new()),
                 };
-                let status = if status.contains('✓') || status.contains("verified") || status.contains("已验证") {
+                let status = if status.contains('✓')
+                    || status.contains("verified")
+                    || status.contains("已验证")
+                {
                     '✓'
-                } else if status.contains('✗') || status.contains("excluded") || status.contains("排除") {
+                } else if status.contains('✗')
+                    || status.contains("excluded")
+                    || status.contains("排除")
+                {
                     '✗'
                 } else {
                     '?'
@@ -679,14 +704,21 @@ pub fn read_evidence(value: &Value) -> Result<Draft, String> {
     }
     Ok(Draft {
         statement,
-        reliability: reliability(field(value, &["reliability", "可靠性"])).unwrap_or(Reliability::Low),
-        numbers: numbers(field(value, &["sources", "numbers", "source_numbers", "来源"])),
+        reliability: reliability(field(value, &["reliability", "可靠性"]))
+            .unwrap_or(Reliability::Low),
+        numbers: numbers(field(
+            value,
+            &["sources", "numbers", "source_numbers", "来源"],
+        )),
     })
 }
 
 pub fn read_judgement(value: &Value) -> Result<Judgement, String> {
-    let sufficient = yes_no(field(value, &["sufficient", "is_sufficient", "充分性", "充分"]))
-        .ok_or_else(|| "sufficient must be true or false".to_string())?;
+    let sufficient = yes_no(field(
+        value,
+        &["sufficient", "is_sufficient", "充分性", "充分"],
+    ))
+    .ok_or_else(|| "sufficient must be true or false".to_string())?;
     Ok(Judgement {
         sufficient,
         chain: text(field(value, &["chain", "reasoning_chain", "推理链"])),
@@ -701,7 +733,81 @@ pub fn read_summary(value: &Value) -> Result<Summary, String> {
     }
     Ok(Summary {
         answer,
-        confidence: reliability(field(value, &["confidence", "置信度"])).unwrap_or(Reliability::Low),
+        confidence: reliability(field(value, &["confidence", "置信度"]))
+            .unwrap_or(Reliability::Low),
         reasoning: text(field(value, &["reasoning", "explanation", "推导"])),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn references_are_refused_in_queries() {
+        assert_eq!(
+            reference_in("这部动漫大陆国语版男主角的配音演员是谁？"),
+            Some("这部")
+        );
+        assert_eq!(reference_in("该片的导演是谁"), Some("该"));
+        assert_eq!(reference_in("应该如何配置 SearXNG"), None);
+        assert_eq!(reference_in("《猫眼三姐妹》内海俊夫 配音"), None);
+        let plan =
+            json!({ "sub_questions": [{ "question": "这个人是谁", "query": "这个人是谁" }] });
+        assert!(read_plan(&plan).unwrap_err().contains("这个"));
+    }
+
+    #[test]
+    fn lenient_fields() {
+        assert_eq!(
+            numbers(Some(&json!([1, "[3]", "4, 5", 1]))),
+            vec![1, 3, 4, 5]
+        );
+        assert_eq!(numbers(Some(&json!("[2][7]"))), vec![2, 7]);
+        assert_eq!(numbers(Some(&json!(-1))), Vec::<u32>::new());
+        for (raw, expected) in [
+            (json!("high"), Some(Reliability::High)),
+            (json!("高"), Some(Reliability::High)),
+            (json!("中等"), Some(Reliability::Medium)),
+            (json!("85%"), Some(Reliability::High)),
+            (json!(0.6), Some(Reliability::Medium)),
+            (json!("30"), Some(Reliability::Low)),
+            (json!("unclear"), None),
+        ] {
+            assert_eq!(reliability(Some(&raw)), expected, "{raw}");
+        }
+        for (raw, expected) in [
+            (json!(true), Some(true)),
+            (json!("充分"), Some(true)),
+            (json!("不充分"), Some(false)),
+            (json!("insufficient"), Some(false)),
+            (json!("是"), Some(true)),
+            (json!("否"), Some(false)),
+            (json!("maybe"), None),
+        ] {
+            assert_eq!(yes_no(Some(&raw)), expected, "{raw}");
+        }
+    }
+
+    #[test]
+    fn shapes_are_normalised() {
+        let plan = json!({ "子问题": ["Rust async runtime", { "query": "tokio tutorial", "language": "en" }] });
+        let planned = read_plan(&plan).unwrap();
+        assert_eq!(planned.len(), 2);
+        assert_eq!(planned[1].question, "tokio tutorial");
+        assert!(!planned[1].zh);
+        let verdict =
+            read_judgement(&json!({ "充分性": "不充分", "剪枝": "搜索张欣 单独名字" })).unwrap();
+        assert!(!verdict.sufficient);
+        assert_eq!(verdict.prune, vec!["搜索张欣 单独名字"]);
+        assert!(read_judgement(&json!({ "chain": "x" })).is_err());
+        assert!(read_evidence(&json!({ "reliability": "high" })).is_err());
+        let reflection = read_reflection(
+            &json!({ "candidates": [{ "name": "张欣", "status": "✓ 已验证" }, "赵晴"] }),
+        )
+        .unwrap();
+        assert_eq!(reflection.candidates[0].status, '✓');
+        assert_eq!(reflection.candidates[1].status, '?');
+    }
 }

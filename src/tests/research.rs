@@ -1,0 +1,633 @@
+//! The Research pipeline with a scripted model and the real SearXNG: the two-loop run with
+//! a pruned direction, a failing branch, unreadable replies, the caps, zero evidence, stop,
+//! and the offline (no model) path.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde_json::json;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::searxng;
+use crate::i18n::Lang;
+use crate::model::{AnswerEvent, BranchStatus, Exchange, Mode, Reliability, StopReason};
+use crate::ssr::chat::ChatInput;
+use crate::ssr::config::Config;
+use crate::ssr::fetch::FetchPolicy;
+use crate::ssr::llm::extractive::Extractive;
+use crate::ssr::llm::{
+    ChatEvent, ChatModel, ChatRequest, ChatStream, LlmError, Message, ModelKind,
+};
+use crate::ssr::research;
+use crate::ssr::search::searxng::Searxng;
+use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
+use crate::ssr::session::{Session, SessionStore};
+use crate::ssr::state::AppState;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Step {
+    Plan,
+    Reflect,
+    Evidence,
+    Verify,
+    Summary,
+    Format,
+}
+
+/// Which step a request is, by the JSON shape its system prompt asks for.
+fn step_of(request: &ChatRequest) -> Step {
+    let Some(Message::System(system)) = request.messages.first() else {
+        panic!("no system prompt: {request:?}");
+    };
+    if system.contains("\"sub_questions\"") {
+        Step::Plan
+    } else if system.contains("\"multi_anchor_hits\"") {
+        Step::Reflect
+    } else if system.contains("\"statement\"") {
+        Step::Evidence
+    } else if system.contains("\"sufficient\"") {
+        Step::Verify
+    } else if system.contains("\"reasoning\"") {
+        Step::Summary
+    } else {
+        Step::Format
+    }
+}
+
+/// The first user message: the step's input.
+fn input_of(request: &ChatRequest) -> String {
+    request
+        .messages
+        .iter()
+        .find_map(|m| match m {
+            Message::User(text) => Some(text.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+type Reply = Box<dyn Fn(Step, &ChatRequest, usize) -> String + Send + Sync>;
+
+/// Answers each research step from a script; `n` counts earlier requests of the same step.
+struct Script {
+    reply: Reply,
+    /// Requests whose input contains this text wait before answering.
+    slow: Option<(&'static str, Duration)>,
+    requests: Mutex<Vec<(Step, ChatRequest)>>,
+}
+
+impl Script {
+    fn new(reply: impl Fn(Step, &ChatRequest, usize) -> String + Send + Sync + 'static) -> Script {
+        Script {
+            reply: Box::new(reply),
+            slow: None,
+            requests: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn of(&self, step: Step) -> Vec<ChatRequest> {
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(s, _)| *s == step)
+            .map(|(_, r)| r.clone())
+            .collect()
+    }
+}
+
+#[async_trait]
+impl ChatModel for Script {
+    fn kind(&self) -> ModelKind {
+        ModelKind::Remote
+    }
+
+    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {
+        let step = step_of(&request);
+        let n = {
+            let mut requests = self.requests.lock().unwrap();
+            let n = requests.iter().filter(|(s, _)| *s == step).count();
+            requests.push((step, request.clone()));
+            n
+        };
+        if let Some((text, delay)) = self.slow {
+            if input_of(&request).contains(text) {
+                tokio::time::sleep(delay).await;
+            }
+        }
+        let text = (self.reply)(step, &request, n);
+        let events = vec![
+            Ok(ChatEvent::Text(text)),
+            Ok(ChatEvent::Done {
+                finish_reason: None,
+                usage: None,
+            }),
+        ];
+        Ok(Box::pin(futures_util::stream::iter(events)))
+    }
+}
+
+/// Searches through SearXNG, except queries containing `word`, which go to a SearXNG
+/// address where nothing listens (a real connection failure).
+struct DownFor {
+    word: &'static str,
+    up: Arc<dyn SearchProvider>,
+    down: Searxng,
+}
+
+#[async_trait]
+impl SearchProvider for DownFor {
+    async fn search(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> Result<SearchResults, SearchError> {
+        if query.contains(self.word) {
+            self.down.search(query, options).await
+        } else {
+            self.up.search(query, options).await
+        }
+    }
+}
+
+fn config(extra: &[(&str, &str)]) -> Config {
+    let url = searxng::shared().url.clone();
+    let (config, warnings) = Config::from_vars(|name| {
+        if let Some((_, value)) = extra.iter().find(|(key, _)| *key == name) {
+            return Some(value.to_string());
+        }
+        match name {
+            "CITED_SEARXNG_URL" => Some(url.clone()),
+            "CITED_RESEARCH_ENCYCLOPEDIA_ENGINES" => Some("local wiki".to_string()),
+            _ => None,
+        }
+    });
+    assert!(warnings.is_empty(), "{warnings:?}");
+    config
+}
+
+fn harness(model: Arc<dyn ChatModel>, extra: &[(&str, &str)]) -> (AppState, Arc<Session>) {
+    crate::ssr::install_crypto_provider();
+    let mut state = AppState::new(config(extra));
+    state.llm = model;
+    // The encyclopedia fixture serves its articles from 127.0.0.1; let deep-read reach it.
+    state.fetch = Arc::new(FetchPolicy {
+        allow: HashSet::from([searxng::fixture_server()]),
+        ..FetchPolicy::default()
+    });
+    (
+        state,
+        SessionStore::new(Duration::from_secs(600)).create(Instant::now()),
+    )
+}
+
+async fn run_research(
+    state: &AppState,
+    session: &Arc<Session>,
+    question: &str,
+    cancel: CancellationToken,
+) -> (Exchange, Vec<AnswerEvent>) {
+    let (sender, mut receiver) = mpsc::channel(1024);
+    let input = ChatInput {
+        id: 1,
+        question: question.into(),
+        search_enabled: true,
+        lang: Lang::En,
+        mode: Mode::Research,
+    };
+    let collector = tokio::spawn(async move {
+        let mut events = Vec::new();
+        while let Some(event) = receiver.recv().await {
+            events.push(event);
+        }
+        events
+    });
+    let exchange = research::run(state, Arc::clone(session), input, cancel, sender).await;
+    (exchange, collector.await.unwrap())
+}
+
+fn sub_question(question: &str, query: &str) -> serde_json::Value {
+    json!({ "question": question, "query": query, "language": "en", "purpose": "a gap" })
+}
+
+#[tokio::test]
+async fn two_loops_with_a_pruned_direction_number_deterministically() {
+    let script = Arc::new(scripted_two_loops());
+    let (state, session) = harness(script.clone(), &[]);
+    let (exchange, events) = run_research(
+        &state,
+        &session,
+        "Which entity follows from alpha?",
+        CancellationToken::new(),
+    )
+    .await;
+
+    let plan = exchange.research.clone().expect("a research plan");
+    assert_eq!(plan.stop, Some(StopReason::Sufficient), "{plan:#?}");
+    assert_eq!(plan.loops.len(), 2);
+    let first = &plan.loops[0];
+    assert_eq!(first.sub_questions.len(), 2);
+    let (alpha, beta) = (&first.sub_questions[0], &first.sub_questions[1]);
+    assert_eq!(alpha.status, BranchStatus::Done);
+    assert_eq!(beta.status, BranchStatus::Pruned);
+    let verdict = first.verdict.as_ref().expect("loop 1 verdict");
+    assert!(!verdict.sufficient);
+    assert_eq!(verdict.prune, vec!["three beta"]);
+    // Only the new sub-question was admitted in loop 2.
+    let second = &plan.loops[1];
+    assert_eq!(second.sub_questions.len(), 1, "{second:#?}");
+    let gamma = &second.sub_questions[0];
+    assert_eq!(gamma.query, "three gamma");
+    assert!(second.verdict.as_ref().is_some_and(|v| v.sufficient));
+
+    // Branch order numbering, although alpha (slow) finished last: alpha's 5 results and
+    // its encyclopedia article are 1–6, beta's 3 results 7–9, gamma's 10–12.
+    let alpha_evidence = alpha.evidence.as_ref().unwrap();
+    assert_eq!(alpha_evidence.numbers, vec![1, 6]);
+    assert_eq!(alpha_evidence.reliability, Reliability::High);
+    assert_eq!(
+        beta.evidence.as_ref().unwrap().numbers,
+        vec![8],
+        "99 is dropped"
+    );
+    assert_eq!(gamma.evidence.as_ref().unwrap().numbers, vec![10]);
+    assert_eq!(alpha.rounds, vec![1, 2]);
+    assert_eq!(beta.rounds, vec![3]);
+    assert_eq!(gamma.rounds, vec![4]);
+    let registry = session.with_registry(|r| r.clone());
+    assert_eq!(registry.len(), 12);
+    assert!(registry.get(6).unwrap().url.contains("/page/Alpha-Corp"));
+    assert!(registry.get(7).unwrap().url.contains("three-beta/1"));
+    assert!(registry.get(10).unwrap().url.contains("three-gamma/1"));
+
+    // The encyclopedia check and the deep-read reached the evidence step.
+    assert_eq!(alpha.checked, vec!["Alpha Corp"]);
+    assert_eq!(alpha.read.len(), 1);
+    let alpha_evidence_input = script
+        .of(Step::Evidence)
+        .iter()
+        .map(input_of)
+        .find(|i| i.contains("five alpha"))
+        .unwrap();
+    assert!(alpha_evidence_input.contains("(full text)"));
+    assert!(alpha_evidence_input.contains("founded in 1901 by the Deep Read Society"));
+    assert!(
+        !alpha_evidence_input.contains("Donate"),
+        "navigation is not readable text"
+    );
+
+    // The second plan was told what was done and what was pruned.
+    let second_plan = input_of(&script.of(Step::Plan)[1]);
+    assert!(
+        second_plan.contains("- What is five alpha?"),
+        "{second_plan}"
+    );
+    assert!(second_plan.contains("- three beta"), "{second_plan}");
+    assert!(
+        second_plan.contains("alpha [1] → gap: gamma"),
+        "{second_plan}"
+    );
+
+    // 结论 line, then the explanation; citations resolve to the session numbers.
+    assert!(
+        exchange
+            .answer
+            .starts_with("**Conclusion**: Gamma (confidence: high)\n\n"),
+        "{}",
+        exchange.answer
+    );
+    assert_eq!(exchange.cited, vec![6, 10]);
+    let conclusion = plan.conclusion.unwrap();
+    assert_eq!(conclusion.answer, "Gamma");
+    assert_eq!(conclusion.confidence, Reliability::High);
+    // The plan was live: alpha was seen running before it was done.
+    let running = events.iter().any(|e| {
+        matches!(e, AnswerEvent::Plan { plan }
+        if plan.loops[0].sub_questions[0].status == BranchStatus::Running)
+    });
+    assert!(running);
+    assert!(matches!(
+        events.last(),
+        Some(AnswerEvent::Done { stopped: false, .. })
+    ));
+}
+
+/// The script of the two-loop scenario.
+fn scripted_two_loops() -> Script {
+    let mut script = Script::new(|step, request, n| {
+        let input = input_of(request);
+        let value = match step {
+            Step::Plan if n == 0 => json!({ "anchors": ["alpha"], "sub_questions": [
+                sub_question("What is five alpha?", "five alpha"),
+                sub_question("What is three beta?", "three beta"),
+            ]}),
+            Step::Plan => json!({ "sub_questions": [
+                sub_question("What is three beta?", "three beta"),
+                sub_question("what is FIVE alpha", "five alpha"),
+                sub_question("What is three gamma?", "three gamma"),
+            ]}),
+            Step::Reflect if input.contains("five alpha") => {
+                json!({ "relevant": [1, 2], "entities": ["Alpha Corp"], "encyclopedia": ["Alpha Corp"], "deep_read": [] })
+            }
+            Step::Reflect => json!({ "relevant": [1], "encyclopedia": [] }),
+            Step::Evidence if input.contains("five alpha") => {
+                json!({ "statement": "Alpha Corp was founded in 1901.", "reliability": "high", "sources": [1, 6] })
+            }
+            Step::Evidence if input.contains("three beta") => {
+                json!({ "statement": "Beta is a dead end.", "reliability": "medium", "sources": [2, 99] })
+            }
+            Step::Evidence => {
+                json!({ "statement": "Gamma follows from alpha.", "reliability": "medium", "sources": ["[1]"] })
+            }
+            Step::Verify if n == 0 => {
+                json!({ "sufficient": false, "chain": "alpha [1] → gap: gamma", "prune": ["three beta"] })
+            }
+            Step::Verify => json!({ "sufficient": "**充分**", "chain": "alpha [1] → gamma [10]" }),
+            Step::Summary => {
+                json!({ "answer": "Gamma", "confidence": "90%", "reasoning": "From [1] and [10]." })
+            }
+            Step::Format => {
+                return "Alpha was founded in 1901 [6], and gamma follows [10].".to_string()
+            }
+        };
+        value.to_string()
+    });
+    script.slow = Some(("five alpha", Duration::from_millis(400)));
+    script
+}
+
+/// Plans the given sub-questions once, then nothing; every other step answers plainly.
+fn one_loop(sub_questions: Vec<serde_json::Value>) -> Script {
+    Script::new(move |step, request, n| {
+        let input = input_of(request);
+        let value = match step {
+            Step::Plan if n == 0 => json!({ "sub_questions": sub_questions }),
+            Step::Plan => json!({ "sub_questions": [] }),
+            Step::Reflect => json!({ "relevant": [1] }),
+            Step::Evidence => {
+                let subject = input
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Sub-question: "))
+                    .unwrap_or("?")
+                    .to_string();
+                json!({ "statement": format!("Found: {subject}"), "reliability": "medium", "sources": [1] })
+            }
+            Step::Verify => json!({ "sufficient": true, "chain": "done" }),
+            Step::Summary => {
+                json!({ "answer": "Done", "confidence": "medium", "reasoning": "[1]" })
+            }
+            Step::Format => return "See [1].".to_string(),
+        };
+        value.to_string()
+    })
+}
+
+#[tokio::test]
+async fn a_branch_whose_search_is_down_fails_alone() {
+    let script = Arc::new(one_loop(vec![
+        sub_question("What is five alpha?", "five alpha"),
+        sub_question("What is down delta?", "down delta"),
+        sub_question("What is three beta?", "three beta"),
+    ]));
+    let (mut state, session) = harness(script.clone(), &[]);
+    let closed = format!("http://127.0.0.1:{}", searxng::free_port());
+    let down = Searxng::new(&config(&[("CITED_SEARXNG_URL", closed.as_str())]));
+    state.search = Arc::new(DownFor {
+        word: "down",
+        up: Arc::clone(&state.search),
+        down,
+    });
+    let (exchange, _) = run_research(
+        &state,
+        &session,
+        "What are alpha, delta and beta?",
+        CancellationToken::new(),
+    )
+    .await;
+    let plan = exchange.research.unwrap();
+    let subs = &plan.loops[0].sub_questions;
+    assert_eq!(subs[0].status, BranchStatus::Done);
+    assert_eq!(subs[1].status, BranchStatus::Failed);
+    assert!(
+        subs[1].error.as_deref().unwrap_or("").contains("SearXNG"),
+        "the failure says what failed: {:?}",
+        subs[1].error
+    );
+    assert_eq!(subs[2].status, BranchStatus::Done);
+    // The failed branch took no numbers: alpha 1–5, beta 6–8.
+    assert_eq!(subs[0].evidence.as_ref().unwrap().numbers, vec![1]);
+    assert_eq!(subs[2].evidence.as_ref().unwrap().numbers, vec![6]);
+    assert_eq!(plan.stop, Some(StopReason::Sufficient));
+    assert!(exchange.answer.starts_with("**Conclusion**: Done"));
+    assert_eq!(exchange.cited, vec![1]);
+    // The failed branch never reached the model.
+    assert!(script
+        .of(Step::Reflect)
+        .iter()
+        .all(|r| !input_of(r).contains("down delta")));
+}
+
+#[tokio::test]
+async fn unreadable_replies_are_repaired_retried_or_replaced() {
+    let script = Arc::new(Script::new(|step, request, n| {
+        match step {
+        // Fenced, emphasised, trailing commas: the repair pass reads it.
+        Step::Plan if n == 0 => "Here is the plan:\n```json\n{\"sub_questions\": [{\"question\": \"**Rust** async runtime?\", \"query\": \"rust async runtime\", \"language\": \"en\",},],}\n```".to_string(),
+        Step::Plan => "{\"sub_questions\": []}".to_string(),
+        // Prose first; JSON after being shown the error.
+        Step::Reflect if request.messages.len() == 2 => "The results look relevant to me.".to_string(),
+        Step::Reflect => "<think>fine</think>{\"relevant\": [1, 2]}".to_string(),
+        // Never readable: the evidence falls back to the best sentences of the sources.
+        Step::Evidence => "I cannot produce JSON today.".to_string(),
+        Step::Verify => "{\"充分性\": \"充分\", \"推理链\": \"ok\"}".to_string(),
+        Step::Summary => "{\"answer\": \"Tokio\", \"confidence\": \"高\", \"reasoning\": \"[1]\"}".to_string(),
+        Step::Format => "Tokio [1].".to_string(),
+    }
+    }));
+    let (state, session) = harness(script.clone(), &[]);
+    let (exchange, _) = run_research(
+        &state,
+        &session,
+        "Which Rust async runtime do servers use?",
+        CancellationToken::new(),
+    )
+    .await;
+    let plan = exchange.research.unwrap();
+    let sub = &plan.loops[0].sub_questions[0];
+    assert_eq!(sub.question, "Rust async runtime?", "emphasis stripped");
+    assert_eq!(sub.status, BranchStatus::Done);
+
+    let reflects = script.of(Step::Reflect);
+    assert_eq!(reflects.len(), 2, "one retry");
+    let retry = &reflects[1].messages;
+    assert!(
+        matches!(&retry[2], Message::Assistant { content, .. } if content.contains("look relevant"))
+    );
+    assert!(
+        matches!(&retry[3], Message::User(text) if text.contains("could not be parsed") && text.contains("no JSON object")),
+        "{retry:?}"
+    );
+    assert_eq!(
+        script.of(Step::Evidence).len(),
+        2,
+        "one retry, then the fallback"
+    );
+    let evidence = sub.evidence.as_ref().expect("fallback evidence");
+    assert!(!evidence.statement.is_empty());
+    assert!(
+        !evidence.numbers.is_empty(),
+        "the fallback cites what it quotes"
+    );
+    assert!(
+        evidence.statement.to_lowercase().contains("tokio"),
+        "{}",
+        evidence.statement
+    );
+    assert_eq!(plan.stop, Some(StopReason::Sufficient));
+    assert_eq!(plan.conclusion.unwrap().confidence, Reliability::High);
+}
+
+#[tokio::test]
+async fn at_most_four_sub_questions_per_loop() {
+    let names = ["one", "two", "four", "six", "seven", "eight"];
+    let script = Arc::new(one_loop(
+        names
+            .iter()
+            .map(|name| sub_question(&format!("What is three {name}?"), &format!("three {name}")))
+            .collect(),
+    ));
+    let (state, session) = harness(script.clone(), &[]);
+    let (exchange, _) =
+        run_research(&state, &session, "Name them all.", CancellationToken::new()).await;
+    let plan = exchange.research.unwrap();
+    let queries: Vec<&str> = plan.loops[0]
+        .sub_questions
+        .iter()
+        .map(|s| s.query.as_str())
+        .collect();
+    assert_eq!(
+        queries,
+        vec!["three one", "three two", "three four", "three six"]
+    );
+    assert_eq!(
+        script.of(Step::Reflect).len(),
+        4,
+        "the dropped ones never ran"
+    );
+    assert_eq!(session.with_registry(|r| r.len()), 12);
+}
+
+#[tokio::test]
+async fn the_loop_cap_ends_an_insufficient_research() {
+    let script = Arc::new(Script::new(|step, _request, n| {
+        let value = match step {
+            Step::Plan => {
+                json!({ "sub_questions": [sub_question(&format!("Round {n}: what is three r{n}?"), &format!("three r{n}"))] })
+            }
+            Step::Reflect => json!({}),
+            Step::Evidence => {
+                json!({ "statement": format!("Partial finding {n}."), "reliability": "low", "sources": [1] })
+            }
+            Step::Verify => json!({ "sufficient": false, "chain": "still a gap" }),
+            Step::Summary => json!({ "answer": "Unsure", "confidence": "low", "reasoning": "[1]" }),
+            Step::Format => return "Best guess [1].".to_string(),
+        };
+        value.to_string()
+    }));
+    let (state, session) = harness(script.clone(), &[("CITED_RESEARCH_MAX_LOOPS", "3")]);
+    let (exchange, _) = run_research(
+        &state,
+        &session,
+        "A question never settled?",
+        CancellationToken::new(),
+    )
+    .await;
+    let plan = exchange.research.unwrap();
+    assert_eq!(plan.max_loops, 3);
+    assert_eq!(plan.loops.len(), 3);
+    assert_eq!(plan.stop, Some(StopReason::LoopCap));
+    assert_eq!(script.of(Step::Plan).len(), 3);
+    assert_eq!(script.of(Step::Verify).len(), 3);
+    assert!(exchange.answer.contains("(confidence: low)"));
+}
+
+#[tokio::test]
+async fn no_evidence_is_said_plainly_without_asking_the_model_to_guess() {
+    // The fixture engines find nothing for these queries.
+    let script = Arc::new(one_loop(vec![
+        sub_question("What is zzz one?", "zzz one"),
+        sub_question("What is zzz two?", "zzz two"),
+    ]));
+    let (state, session) = harness(script.clone(), &[]);
+    let (exchange, _) =
+        run_research(&state, &session, "What is zzz?", CancellationToken::new()).await;
+    let plan = exchange.research.unwrap();
+    assert!(plan.loops[0]
+        .sub_questions
+        .iter()
+        .all(|s| s.status == BranchStatus::Failed));
+    assert_eq!(plan.stop, Some(StopReason::AllFailed));
+    assert_eq!(exchange.answer, research::no_evidence(false));
+    assert!(script.of(Step::Summary).is_empty());
+    assert!(script.of(Step::Format).is_empty());
+    assert!(exchange.cited.is_empty());
+}
+
+#[tokio::test]
+async fn stop_ends_the_branches_and_keeps_the_exchange() {
+    let mut script = one_loop(vec![sub_question("What is five alpha?", "five alpha")]);
+    script.slow = Some(("five alpha", Duration::from_secs(30)));
+    let script = Arc::new(script);
+    let (state, session) = harness(script.clone(), &[]);
+    let cancel = CancellationToken::new();
+    let stopper = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        stopper.cancel();
+    });
+    let started = Instant::now();
+    let (exchange, _) = run_research(&state, &session, "What is alpha?", cancel).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the slow branch was abandoned"
+    );
+    assert!(exchange.stopped);
+    let plan = exchange.research.unwrap();
+    assert_eq!(plan.stop, Some(StopReason::Stopped));
+    assert!(script.of(Step::Summary).is_empty());
+    assert_eq!(
+        session.conversation().len(),
+        1,
+        "the stopped exchange is kept"
+    );
+}
+
+#[tokio::test]
+async fn offline_research_answers_from_the_sources() {
+    let (state, session) = harness(Arc::new(Extractive), &[]);
+    let (exchange, _) = run_research(
+        &state,
+        &session,
+        "What is Tokio for Rust, and which Rust async runtime do most servers use?",
+        CancellationToken::new(),
+    )
+    .await;
+    assert!(exchange.offline);
+    let plan = exchange.research.unwrap();
+    assert_eq!(plan.loops[0].sub_questions.len(), 2, "{plan:#?}");
+    assert!(plan.sub_questions().all(|s| s.status == BranchStatus::Done));
+    assert_eq!(plan.stop, Some(StopReason::Sufficient));
+    let conclusion = plan.conclusion.expect("a conclusion");
+    assert!(!conclusion.answer.is_empty());
+    assert_eq!(
+        conclusion.confidence,
+        Reliability::Low,
+        "offline answers are never sure"
+    );
+    assert!(!exchange.cited.is_empty(), "{}", exchange.answer);
+    let registry = session.with_registry(|r| r.clone());
+    assert!(exchange.cited.iter().all(|n| registry.get(*n).is_some()));
+}
