@@ -51,12 +51,65 @@ function answerFor(question) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// Research mode: each step is recognised by the JSON shape its system prompt asks for.
+// Two loops: the first researches two sub-questions and prunes one, the second fills the
+// gap; then the summary and the streamed explanation.
+function researchStep(system, user) {
+  const slow = user.includes('慢');
+  if (system.includes('"sub_questions"')) {
+    if (user.includes('第 1 轮') || user.includes('round 1')) {
+      return { delay: 0, reply: { anchors: ['Rust'], sub_questions: [
+        { question: 'Rust 最常用的异步运行时是什么？', query: 'Rust 异步运行时 Tokio', language: 'zh' },
+        { question: '服务器通常用哪个 Rust 运行时？', query: 'Rust 运行时 服务器', language: 'zh' },
+      ] } };
+    }
+    return { delay: 0, reply: { sub_questions: [
+      { question: 'Tokio 的调度器有什么改进？', query: 'Tokio 调度器 性能', language: 'zh' },
+    ] } };
+  }
+  if (system.includes('"multi_anchor_hits"')) return { delay: slow ? 20000 : 700, reply: { relevant: [1] } };
+  if (system.includes('"statement"')) {
+    const sub = user.match(/子问题：(.*)/)?.[1] ?? '';
+    const statement = sub.includes('调度器')
+      ? 'Tokio 1.50 改进了调度器的性能。'
+      : sub.includes('服务器') ? '多数服务器选择 Tokio。<img src=x onerror=alert(7)>' : 'Tokio 是 Rust 最常用的异步运行时。';
+    return { delay: 0, reply: { statement, reliability: 'high', sources: [1] } };
+  }
+  if (system.includes('"sufficient"')) {
+    return { delay: 0, reply: user.includes('E3:')
+      ? { sufficient: true, chain: 'Tokio [1] → 调度器改进 [9]' }
+      : { sufficient: false, chain: 'Tokio [1] → 缺口：调度器', prune: ['服务器通常用哪个 Rust 运行时？'] } };
+  }
+  if (system.includes('"reasoning"')) return { delay: 0, reply: { answer: 'Tokio', confidence: 'high', reasoning: '[1][9]' } };
+  if (system.includes('结论') || system.includes('conclusion line')) {
+    return { delay: 0, chunks: ['Tokio 是 Rust 最常用的异步运行时 [1]，', '其调度器持续改进 [9]。'] };
+  }
+  return null;
+}
+
 async function chat(req, res, body) {
   const messages = body.messages ?? [];
   const question = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   // Agent mode: with the web_search tool offered, search once, then answer citing the
   // number the tool output gave.
+  const system = messages.find((m) => m.role === 'system')?.content ?? '';
+  const firstUser = messages.find((m) => m.role === 'user')?.content ?? '';
+  const step = researchStep(system, firstUser);
+  if (step) {
+    let closed = false;
+    res.on('close', () => { closed = true; });
+    await sleep(step.delay);
+    if (closed) return;
+    const chunks = step.chunks ?? [JSON.stringify(step.reply)];
+    for (const chunk of chunks) {
+      await sleep(30);
+      res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: chunk }, finish_reason: null }] })}\n\n`);
+    }
+    res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
+    res.write('data: [DONE]\n\n');
+    return res.end();
+  }
   const offersSearch = (body.tools ?? []).some((tool) => tool.function?.name === 'web_search');
   if (offersSearch && question.toLowerCase().includes('agent')) {
     const toolOutput = messages.find((m) => m.role === 'tool')?.content;

@@ -8,8 +8,9 @@ use leptos::prelude::*;
 
 use crate::citation::{lists, CitationEntry, SourceMap};
 use crate::components::answer::AnswerBody;
+use crate::components::research::ResearchView;
 use crate::components::use_texts;
-use crate::model::{Exchange, Level, Step};
+use crate::model::{Exchange, Level, ResearchPlan, Step};
 
 /// The conversation's live state, shared by the list, the composer and the status line.
 #[derive(Clone, Copy)]
@@ -57,10 +58,14 @@ impl Chat {
 /// The Markdown of an answer with its reference list, for the copy button.
 pub fn answer_markdown(exchange: &Exchange) -> String {
     let sources = SourceMap::new(exchange.sources.iter().cloned());
-    let list = if exchange.mode.has_search_switch() {
-        lists::chat_markdown(&sources, &exchange.cited)
-    } else {
-        lists::agent_markdown(&sources, &exchange.cited)
+    let list = match &exchange.research {
+        Some(plan) => lists::research_markdown(&sources, &exchange.cited, |round| {
+            plan.for_round(round).map(|sub| sub.question.clone())
+        }),
+        None if exchange.mode.has_search_switch() => {
+            lists::chat_markdown(&sources, &exchange.cited)
+        }
+        None => lists::agent_markdown(&sources, &exchange.cited),
     };
     format!("{}{}", exchange.answer.trim_end(), list)
 }
@@ -127,6 +132,9 @@ fn ExchangeView(key: u64, exchange: RwSignal<Exchange>) -> impl IntoView {
                 <Show when=move || exchange.with(|e| !e.steps.is_empty())>
                     <Trace exchange/>
                 </Show>
+                <Show when=move || exchange.with(|e| e.research.is_some())>
+                    <ResearchView exchange_key=key exchange/>
+                </Show>
                 <div class="answer-body">
                     <AnswerBody answer_key=key text sources/>
                 </div>
@@ -134,7 +142,11 @@ fn ExchangeView(key: u64, exchange: RwSignal<Exchange>) -> impl IntoView {
                     <p class="stopped">{t.stopped}</p>
                 </Show>
                 <Show when=move || exchange.with(|e| e.done && !e.cited.is_empty())>
-                    <References entries=Signal::derive(cited) agent=exchange.with_untracked(|e| !e.mode.has_search_switch())/>
+                    <References
+                        entries=Signal::derive(cited)
+                        agent=exchange.with_untracked(|e| !e.mode.has_search_switch())
+                        plan=Signal::derive(move || exchange.with(|e| e.research.clone()))
+                    />
                 </Show>
                 <Show when=move || exchange.with(|e| e.done && !e.sources.is_empty())>
                     <AllResults entries=sources/>
@@ -178,6 +190,9 @@ fn Trace(exchange: RwSignal<Exchange>) -> impl IntoView {
 fn References(
     #[prop(into)] entries: Signal<Vec<Arc<CitationEntry>>>,
     agent: bool,
+    /// Research groups are labelled with their sub-question.
+    #[prop(into)]
+    plan: Signal<Option<ResearchPlan>>,
 ) -> impl IntoView {
     let t = use_texts();
     let heading = if agent {
@@ -198,11 +213,16 @@ fn References(
         lists::grouped_by_round(&map, &numbers)
             .into_iter()
             .map(|group| {
-                let title = format!(
-                    "{} (查询: {})",
-                    t.round_heading.replace("{n}", &group.round.to_string()),
-                    group.query
-                );
+                let heading = t.round_heading.replace("{n}", &group.round.to_string());
+                let sub_question = plan.with(|plan| {
+                    plan.as_ref()
+                        .and_then(|plan| plan.for_round(group.round))
+                        .map(|sub| sub.question.clone())
+                });
+                let title = match sub_question {
+                    Some(question) => format!("{heading} ({}: {question})", t.sub_question_label),
+                    None => format!("{heading} (查询: {})", group.query),
+                };
                 view! {
                     <p class="round-heading">{title}</p>
                     <ol>{group.entries.into_iter().map(|entry| view! { <SourceItem entry/> }).collect_view()}</ol>

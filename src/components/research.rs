@@ -1,0 +1,157 @@
+//! The live Research plan (PRODUCT.md "Research"): each loop's sub-questions with their
+//! status, evidence and reliability, the verify verdict and the loop counter. Evidence
+//! statements are model output: they go through the citation core like answers, so their
+//! numbers are citation links and nothing becomes HTML.
+
+use leptos::prelude::*;
+
+use crate::components::answer::AnswerBody;
+use crate::components::use_texts;
+use crate::model::{BranchStatus, Exchange, ResearchLoop, SubQuestion};
+
+fn status_class(status: BranchStatus) -> &'static str {
+    match status {
+        BranchStatus::Pending => "badge status-pending",
+        BranchStatus::Running => "badge status-running",
+        BranchStatus::Done => "badge status-done",
+        BranchStatus::Failed => "badge status-failed",
+        BranchStatus::Pruned => "badge status-pruned",
+    }
+}
+
+/// Keys for the evidence citations: apart from every answer's keys.
+fn evidence_key(exchange_key: u64, sub: u32) -> u64 {
+    (1 << 20) + exchange_key * 256 + u64::from(sub)
+}
+
+#[component]
+pub fn ResearchView(exchange_key: u64, exchange: RwSignal<Exchange>) -> impl IntoView {
+    let t = use_texts();
+    let plan = move || exchange.with(|e| e.research.clone().unwrap_or_default());
+    let counter = move || {
+        let plan = plan();
+        let current = plan.loops.len().max(1);
+        t.research_loop
+            .replace("{n}", &current.to_string())
+            .replace("{max}", &plan.max_loops.to_string())
+    };
+    let stop = move || plan().stop.map(|stop| t.stop_reason(stop));
+    view! {
+        <details class="research" open=move || !exchange.with(|e| e.done)>
+            <summary>
+                {t.research_plan}" · "<span class="loop-counter">{counter}</span>
+            </summary>
+            {move || {
+                plan()
+                    .loops
+                    .into_iter()
+                    .map(|research_loop| view! { <LoopView exchange_key exchange research_loop/> })
+                    .collect_view()
+            }}
+            {move || stop().map(|text| view! { <p class="research-stop">{text}</p> })}
+        </details>
+    }
+}
+
+#[component]
+fn LoopView(
+    exchange_key: u64,
+    exchange: RwSignal<Exchange>,
+    research_loop: ResearchLoop,
+) -> impl IntoView {
+    let t = use_texts();
+    let heading = t
+        .research_loop
+        .replace("{n}", &research_loop.number.to_string())
+        .replace(
+            "{max}",
+            &exchange.with_untracked(|e| {
+                e.research
+                    .as_ref()
+                    .map(|p| p.max_loops)
+                    .unwrap_or_default()
+                    .to_string()
+            }),
+        );
+    let verdict = research_loop.verdict.clone().map(|verdict| {
+        let judged = if verdict.sufficient {
+            t.verdict_sufficient
+        } else {
+            t.verdict_insufficient
+        };
+        let prune = (!verdict.prune.is_empty()).then(|| {
+            view! {
+                <p class="prune">{t.pruned_directions}": "{verdict.prune.join("；")}</p>
+            }
+        });
+        view! {
+            <div class="verdict" class:sufficient=verdict.sufficient>
+                <p><strong>{judged}</strong>{(!verdict.chain.is_empty()).then(|| format!(": {}", verdict.chain))}</p>
+                {prune}
+            </div>
+        }
+    });
+    let label = heading.clone();
+    view! {
+        <section class="research-loop" aria-label=label>
+            <h4>{heading}</h4>
+            <ol class="sub-questions">
+                {research_loop
+                    .sub_questions
+                    .into_iter()
+                    .map(|sub| view! { <SubQuestionView exchange_key exchange sub/> })
+                    .collect_view()}
+            </ol>
+            {verdict}
+        </section>
+    }
+}
+
+#[component]
+fn SubQuestionView(
+    exchange_key: u64,
+    exchange: RwSignal<Exchange>,
+    sub: SubQuestion,
+) -> impl IntoView {
+    let t = use_texts();
+    let status = t.branch_status(sub.status);
+    let evidence = sub.evidence.clone().map(|evidence| {
+        let numbers: String = evidence.numbers.iter().map(|n| format!(" [{n}]")).collect();
+        let text = Signal::stored(format!("{}{numbers}", evidence.statement));
+        let sources = Signal::derive(move || exchange.with(|e| e.sources.clone()));
+        let reliability = format!("{}: {}", t.reliability, t.level(evidence.reliability));
+        view! {
+            <div class="evidence">
+                <span class="evidence-label">{t.evidence}": "</span>
+                <AnswerBody answer_key=evidence_key(exchange_key, sub.id) text sources/>
+                <span class=format!("reliability level-{:?}", evidence.reliability).to_lowercase()>{reliability}</span>
+            </div>
+        }
+    });
+    let details = {
+        let mut parts = Vec::new();
+        if !sub.checked.is_empty() {
+            parts.push(format!(
+                "{}: {}",
+                t.checked_in_encyclopedia,
+                sub.checked.join(", ")
+            ));
+        }
+        if !sub.read.is_empty() {
+            parts.push(format!("{}: {}", t.read_in_full, sub.read.len()));
+        }
+        (!parts.is_empty()).then(|| view! { <p class="branch-details">{parts.join(" · ")}</p> })
+    };
+    view! {
+        <li class="sub-question" data-status=format!("{:?}", sub.status).to_lowercase()>
+            <p>
+                <span class=status_class(sub.status)>{status}</span>" "
+                <span class="sub-question-text">{sub.question.clone()}</span>
+            </p>
+            {(sub.query != sub.question).then(|| view! { <p class="query">{sub.query.clone()}</p> })}
+            {evidence}
+            {sub.error.clone().map(|error| view! { <p class="branch-error">{error}</p> })}
+            {details}
+        </li>
+    }
+}
