@@ -10,9 +10,10 @@ use crate::i18n::Lang;
 
 /// The HTML document the server renders around the app.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    let lang = crate::components::use_lang();
     view! {
         <!DOCTYPE html>
-        <html lang="zh-CN">
+        <html lang=lang.code()>
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
@@ -28,10 +29,28 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
+/// The language the server rendered the page in (in the browser; the default elsewhere,
+/// such as when the server lists the routes at startup).
+fn lang_of_document() -> Lang {
+    if !cfg!(target_arch = "wasm32") {
+        return Lang::default();
+    }
+    web_sys::window()
+        .and_then(|window| window.document())
+        .and_then(|document| document.document_element())
+        .and_then(|html| html.get_attribute("lang"))
+        .and_then(|tag| Lang::parse(&tag))
+        .unwrap_or_default()
+}
+
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
-    provide_context(Lang::default());
+    // The server provides the request's language; the browser reads it back from
+    // `<html lang>`, so hydration renders the same strings.
+    if use_context::<Lang>().is_none() {
+        provide_context(lang_of_document());
+    }
     view! {
         <Stylesheet id="cited" href="/pkg/cited.css"/>
         <Title text="cited"/>

@@ -12,6 +12,63 @@ pub enum Lang {
     En,
 }
 
+impl Lang {
+    pub const ALL: [Lang; 2] = [Lang::ZhCn, Lang::En];
+
+    /// The BCP 47 tag, as in `<html lang>` and forms.
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::ZhCn => "zh-CN",
+            Lang::En => "en",
+        }
+    }
+
+    /// A tag cited speaks: `zh`, `zh-CN`, `zh-Hans`… or `en`, `en-GB`…
+    pub fn parse(tag: &str) -> Option<Lang> {
+        let primary = tag.trim().split(['-', '_']).next()?.to_ascii_lowercase();
+        match primary.as_str() {
+            "zh" => Some(Lang::ZhCn),
+            "en" => Some(Lang::En),
+            _ => None,
+        }
+    }
+
+    /// The language an `Accept-Language` header prefers among those cited speaks (highest
+    /// q first, then order); zh-CN when it names none of them.
+    pub fn from_accept_language(header: &str) -> Lang {
+        let mut best: Option<(f32, usize, Lang)> = None;
+        for (position, item) in header.split(',').enumerate() {
+            let mut pieces = item.split(';');
+            let Some(lang) = pieces.next().and_then(Lang::parse) else {
+                continue;
+            };
+            let q = pieces
+                .find_map(|p| p.trim().strip_prefix("q="))
+                .and_then(|q| q.trim().parse::<f32>().ok())
+                .unwrap_or(1.0);
+            if q <= 0.0 {
+                continue;
+            }
+            let better = match best {
+                None => true,
+                Some((best_q, _, _)) => q > best_q,
+            };
+            if better {
+                best = Some((q, position, lang));
+            }
+        }
+        best.map(|(_, _, lang)| lang).unwrap_or_default()
+    }
+
+    /// The language's own name, for the switch.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lang::ZhCn => "中文",
+            Lang::En => "English",
+        }
+    }
+}
+
 /// The strings of one UI language.
 #[derive(Debug)]
 pub struct Texts {
@@ -69,6 +126,16 @@ pub struct Texts {
     pub step_capped: &'static str,
     pub round_heading: &'static str,
     pub registry_conflict: &'static str,
+    pub knowledge_fallback: &'static str,
+    pub knowledge_missing: &'static str,
+    pub sources_label: &'static str,
+    pub sources_auto: &'static str,
+    pub sources_web: &'static str,
+    pub sources_knowledge: &'static str,
+    pub sources_both: &'static str,
+    pub sources_help: &'static str,
+    pub language_label: &'static str,
+    pub sources_confirmed: &'static str,
     pub research_no_results: &'static str,
     pub research_encyclopedia: &'static str,
     pub research_timeout: &'static str,
@@ -161,6 +228,16 @@ pub const ZH_CN: Texts = Texts {
     step_capped: "已达搜索上限，让模型直接回答",
     round_heading: "第 {n} 次搜索",
     registry_conflict: "检测到引用编号冲突，已自动修复；之前回答中的编号可能已变化。",
+    knowledge_fallback: "SearXNG 不可用，本次改用本地知识库回答。",
+    knowledge_missing: "知识库中没有 {path}。",
+    sources_label: "来源",
+    sources_auto: "自动",
+    sources_web: "网页",
+    sources_knowledge: "知识库",
+    sources_both: "两者",
+    sources_help: "自动：SearXNG 可用时搜索网页，否则使用本地知识库。",
+    language_label: "界面语言",
+    sources_confirmed: "来源已切换为：{sources}",
     research_no_results: "没有找到结果",
     research_encyclopedia: "百科：",
     research_timeout: "超过 {secs} 秒未完成",
@@ -253,6 +330,16 @@ pub const EN: Texts = Texts {
     step_capped: "search limit reached, the model answers now",
     round_heading: "Search {n}",
     registry_conflict: "Citation numbers conflicted and were repaired; numbers in earlier answers may have changed.",
+    knowledge_fallback: "SearXNG is unavailable, so this answer searches the local knowledge base.",
+    knowledge_missing: "{path} is not in the knowledge base.",
+    sources_label: "Sources",
+    sources_auto: "Auto",
+    sources_web: "Web",
+    sources_knowledge: "Knowledge base",
+    sources_both: "Both",
+    sources_help: "Auto: the web through SearXNG while it is up, the local knowledge base when it is not.",
+    language_label: "Language",
+    sources_confirmed: "Sources set to: {sources}",
     research_no_results: "No results",
     research_encyclopedia: "Encyclopedia:",
     research_timeout: "Did not finish within {secs} s",

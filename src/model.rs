@@ -39,6 +39,60 @@ impl Mode {
     }
 }
 
+/// Where answers search (PRODUCT.md "Out of the box"; `CITED_SOURCES`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sources {
+    /// SearXNG when it is healthy, the local knowledge base when it is not.
+    #[default]
+    Auto,
+    Web,
+    Knowledge,
+    /// SearXNG and the knowledge base together.
+    Both,
+}
+
+impl Sources {
+    pub const ALL: [Sources; 4] = [
+        Sources::Auto,
+        Sources::Web,
+        Sources::Knowledge,
+        Sources::Both,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sources::Auto => "auto",
+            Sources::Web => "web",
+            Sources::Knowledge => "knowledge",
+            Sources::Both => "both",
+        }
+    }
+
+    /// `auto`, `web`, `knowledge`, or both as `web,knowledge` (either order) or `both`.
+    pub fn parse(raw: &str) -> Option<Sources> {
+        let mut parts: Vec<String> = raw
+            .split(',')
+            .map(|p| p.trim().to_ascii_lowercase())
+            .filter(|p| !p.is_empty())
+            .collect();
+        parts.sort();
+        parts.dedup();
+        match parts
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice()
+        {
+            ["auto"] => Some(Sources::Auto),
+            ["web"] => Some(Sources::Web),
+            ["knowledge"] => Some(Sources::Knowledge),
+            ["both"] | ["knowledge", "web"] => Some(Sources::Both),
+            _ => None,
+        }
+    }
+}
+
 /// What a session remembers about the user's choices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
@@ -46,6 +100,12 @@ pub struct Settings {
     /// The Chat-mode search switch. Kept while Agent or Research mode shows it disabled,
     /// so switching back to Chat restores it.
     pub search_enabled: bool,
+    /// Where to search; `None` follows `CITED_SOURCES`.
+    #[serde(default)]
+    pub sources: Option<Sources>,
+    /// The UI language; `None` follows the browser's Accept-Language.
+    #[serde(default)]
+    pub lang: Option<crate::i18n::Lang>,
 }
 
 impl Default for Settings {
@@ -53,6 +113,8 @@ impl Default for Settings {
         Settings {
             mode: Mode::Chat,
             search_enabled: true,
+            sources: None,
+            lang: None,
         }
     }
 }

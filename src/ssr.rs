@@ -6,6 +6,7 @@ pub mod chat;
 pub mod config;
 pub mod doctor;
 pub mod fetch;
+pub mod knowledge;
 pub mod llm;
 pub mod prompts;
 pub mod research;

@@ -4,6 +4,7 @@ mod agent;
 mod chat;
 mod doctor;
 mod fetch;
+mod knowledge;
 mod llm;
 mod research;
 mod search;

@@ -126,7 +126,12 @@ impl Registry {
                 number,
                 url: source.url.clone(),
                 title: source.title.clone(),
-                domain: urls::domain(&source.url),
+                // A knowledge document names its file; web pages show their host.
+                domain: if source.kind == SourceKind::Knowledge && !source.domain.is_empty() {
+                    source.domain.clone()
+                } else {
+                    urls::domain(&source.url)
+                },
                 snippet: source.snippet.clone(),
                 query: query.to_string(),
                 round,

@@ -1,20 +1,29 @@
 //! Small, dependency-free URL helpers for the citation core: which URLs may become links,
 //! the domain shown beside a source, and the normalised form used to spot duplicates.
 
-/// True for absolute `http://` and `https://` URLs with a host. Everything else
-/// (`javascript:`, `data:`, `vbscript:`, protocol-relative `//host`, relative paths, URLs
-/// with spaces or control characters) is refused, so it can never become a link.
+/// Where the knowledge base's documents are served, same-origin.
+pub const KNOWLEDGE_PREFIX: &str = "/knowledge/";
+
+/// True for absolute `http://` and `https://` URLs with a host, and for this server's own
+/// knowledge-base pages (`/knowledge/…`). Everything else (`javascript:`, `data:`,
+/// `vbscript:`, protocol-relative `//host`, other relative paths, URLs with spaces or
+/// control characters) is refused, so it can never become a link.
 pub fn is_safe_link(url: &str) -> bool {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return false;
-    };
-    if !(scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")) {
-        return false;
-    }
     if url
         .chars()
         .any(|c| c.is_whitespace() || c.is_control() || c == '\\')
     {
+        return false;
+    }
+    if let Some(path) = url.strip_prefix(KNOWLEDGE_PREFIX) {
+        return !path.is_empty()
+            && !path.starts_with('/')
+            && !path.split(['/', '?', '#']).any(|s| s == "..");
+    }
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return false;
+    };
+    if !(scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")) {
         return false;
     }
     !host_of(rest).is_empty()
@@ -90,6 +99,7 @@ mod tests {
             "HTTPS://Example.org/path",
             "https://user@example.org:8443/",
             "http://[::1]:8080/x",
+            "/knowledge/docs/faq.zh-CN.md?p=1#passage",
         ] {
             assert!(is_safe_link(url), "{url}");
         }
@@ -100,6 +110,10 @@ mod tests {
             "vbscript:msgbox(1)",
             "//evil.example/x",
             "/relative",
+            "/knowledge/",
+            "/knowledge//evil.example/x",
+            "/knowledge/../secret",
+            "/knowledge/a b",
             "https://",
             "https:///path",
             "ftp://example.org",

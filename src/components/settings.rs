@@ -8,8 +8,37 @@ use leptos::prelude::*;
 
 use crate::components::service_status::SearchStatus;
 use crate::components::{use_lang, use_texts};
-use crate::model::{Mode, Settings};
+use crate::i18n::Lang;
+use crate::model::{Mode, Settings, Sources};
 use crate::server_fns::UpdateSettings;
+
+/// What a settings change was about, for its confirmation.
+#[derive(Clone, Copy)]
+enum Change {
+    Mode(Mode),
+    Search,
+    Sources(Sources),
+    Lang,
+}
+
+fn sources_name(t: &'static crate::i18n::Texts, sources: Sources) -> &'static str {
+    match sources {
+        Sources::Auto => t.sources_auto,
+        Sources::Web => t.sources_web,
+        Sources::Knowledge => t.sources_knowledge,
+        Sources::Both => t.sources_both,
+    }
+}
+
+/// An update that changes nothing; each change fills in its one field.
+fn blank() -> UpdateSettings {
+    UpdateSettings {
+        mode: None,
+        search_enabled: None,
+        sources: None,
+        lang: None,
+    }
+}
 
 /// How long a confirmation stays visible.
 const CONFIRMATION_MS: u64 = 4000;
@@ -23,7 +52,7 @@ pub fn SettingsPanel(settings: RwSignal<Settings>) -> impl IntoView {
     // Each confirmation gets a number, so an older timer never clears a newer message.
     let confirmation_seq = StoredValue::new(0u64);
     // What the last change was about; the action's own input is gone once it resolves.
-    let last_change = StoredValue::new(None::<Mode>);
+    let last_change = StoredValue::new(Change::Search);
 
     Effect::new(move |_| {
         let Some(result) = save.value().get() else {
@@ -33,9 +62,17 @@ pub fn SettingsPanel(settings: RwSignal<Settings>) -> impl IntoView {
             Ok(saved) => {
                 settings.set(saved);
                 match last_change.get_value() {
-                    Some(mode) => format!("{} {}", t.mode_confirmed, lang.mode_name(mode)),
-                    None if saved.search_enabled => t.search_on_confirmed.to_string(),
-                    None => t.search_off_confirmed.to_string(),
+                    Change::Mode(mode) => format!("{} {}", t.mode_confirmed, lang.mode_name(mode)),
+                    Change::Search if saved.search_enabled => t.search_on_confirmed.to_string(),
+                    Change::Search => t.search_off_confirmed.to_string(),
+                    Change::Sources(sources) => t
+                        .sources_confirmed
+                        .replace("{sources}", sources_name(t, sources)),
+                    Change::Lang => {
+                        // Every string on the page changes: render it again in the new language.
+                        let _ = window().location().reload();
+                        return;
+                    }
                 }
             }
             Err(error) => format!("{}: {error}", t.save_failed),
@@ -55,20 +92,39 @@ pub fn SettingsPanel(settings: RwSignal<Settings>) -> impl IntoView {
 
     let choose_mode = move |mode: Mode| {
         settings.update(|settings| settings.mode = mode);
-        last_change.set_value(Some(mode));
+        last_change.set_value(Change::Mode(mode));
         save.dispatch(UpdateSettings {
             mode: Some(mode),
-            search_enabled: None,
+            ..blank()
         });
     };
     let toggle_search = move |enabled: bool| {
         settings.update(|settings| settings.search_enabled = enabled);
-        last_change.set_value(None);
+        last_change.set_value(Change::Search);
         save.dispatch(UpdateSettings {
-            mode: None,
             search_enabled: Some(enabled),
+            ..blank()
         });
     };
+    let choose_sources = move |sources: Sources| {
+        settings.update(|settings| settings.sources = Some(sources));
+        last_change.set_value(Change::Sources(sources));
+        save.dispatch(UpdateSettings {
+            sources: Some(sources),
+            ..blank()
+        });
+    };
+    let choose_lang = move |chosen: Lang| {
+        if chosen == lang {
+            return;
+        }
+        last_change.set_value(Change::Lang);
+        save.dispatch(UpdateSettings {
+            lang: Some(chosen.code().to_string()),
+            ..blank()
+        });
+    };
+    let sources = move || settings.get().sources.unwrap_or_default();
 
     let mode = move || settings.get().mode;
     let switch_note = move || match mode() {
@@ -120,6 +176,51 @@ pub fn SettingsPanel(settings: RwSignal<Settings>) -> impl IntoView {
                     {t.search_switch}
                 </label>
                 <p class="field-note" id="search-switch-note">{switch_note}</p>
+            </div>
+            <div class="field">
+                <span class="field-label" id="sources-label">{t.sources_label}</span>
+                <div class="modes sources" role="radiogroup" aria-labelledby="sources-label" aria-describedby="sources-note">
+                    {Sources::ALL
+                        .into_iter()
+                        .map(|option| {
+                            view! {
+                                <label class="mode">
+                                    <input
+                                        type="radio"
+                                        name="sources"
+                                        value=option.as_str()
+                                        prop:checked=move || sources() == option
+                                        checked=sources() == option
+                                        on:change=move |_| choose_sources(option)
+                                    />
+                                    <span>{sources_name(t, option)}</span>
+                                </label>
+                            }
+                        })
+                        .collect_view()}
+                </div>
+                <p class="field-note" id="sources-note">{t.sources_help}</p>
+            </div>
+            <div class="field">
+                <label class="field-label" for="language">{t.language_label}</label>
+                <select
+                    id="language"
+                    class="language"
+                    on:change=move |ev| {
+                        if let Some(chosen) = Lang::parse(&event_target_value(&ev)) {
+                            choose_lang(chosen);
+                        }
+                    }
+                >
+                    {Lang::ALL
+                        .into_iter()
+                        .map(|option| {
+                            view! {
+                                <option value=option.code() selected=option == lang>{option.name()}</option>
+                            }
+                        })
+                        .collect_view()}
+                </select>
             </div>
             <p class="confirmation" aria-live="polite">{move || confirmation.get()}</p>
             <SearchStatus/>

@@ -8,7 +8,6 @@ use crate::error::AppError;
 /// unknown `/commands` are answered here without a model.
 #[server(prefix = "/api", endpoint = "ask", output = Streaming)]
 pub async fn ask(question: String) -> Result<ByteStream<AppError>, AppError> {
-    use crate::components::use_lang;
     use crate::model::AnswerEvent;
     use crate::ssr::chat::{self, ChatInput};
     use crate::ssr::state::AppState;
@@ -22,7 +21,7 @@ pub async fn ask(question: String) -> Result<ByteStream<AppError>, AppError> {
         AppError::BadInput(message.to_string())
     };
     let session = crate::ssr::session::current().ok_or(AppError::NoSession)?;
-    let lang = use_lang();
+    let lang = crate::ssr::session::request_lang();
     let t = lang.texts();
     let question = question.trim().to_string();
     let length = question.chars().count();

@@ -1,16 +1,28 @@
 use leptos::prelude::*;
 
 use crate::error::AppError;
-use crate::model::{Mode, Settings};
+use crate::model::{Mode, Settings, Sources};
 
-/// Changes the caller's mode and/or Chat search switch and returns the settings now in
-/// force. Fields left out stay as they are.
+/// Changes the caller's mode, Chat search switch, sources and/or UI language (`zh-CN`,
+/// `en`) and returns the settings now in force. Fields left out stay as they are.
 #[server(prefix = "/api", endpoint = "update_settings")]
 pub async fn update_settings(
     #[server(default)] mode: Option<Mode>,
     #[server(default)] search_enabled: Option<bool>,
+    #[server(default)] sources: Option<Sources>,
+    #[server(default)] lang: Option<String>,
 ) -> Result<Settings, AppError> {
     let session = crate::ssr::session::current().ok_or(AppError::NoSession)?;
+    let lang = match lang {
+        Some(raw) => Some(crate::i18n::Lang::parse(&raw).ok_or_else(|| {
+            // The client's mistake: 400, not 500.
+            if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
+                response.set_status(axum::http::StatusCode::BAD_REQUEST);
+            }
+            AppError::BadInput(format!("unknown language {raw:?}; use zh-CN or en"))
+        })?),
+        None => None,
+    };
     let settings = session.update_settings(|settings| {
         if let Some(mode) = mode {
             settings.mode = mode;
@@ -18,7 +30,13 @@ pub async fn update_settings(
         if let Some(search_enabled) = search_enabled {
             settings.search_enabled = search_enabled;
         }
+        if let Some(sources) = sources {
+            settings.sources = Some(sources);
+        }
+        if let Some(lang) = lang {
+            settings.lang = Some(lang);
+        }
     });
-    tracing::info!(session = ?session.id, mode = settings.mode.as_str(), search = settings.search_enabled, "settings updated");
-    Ok(settings)
+    tracing::info!(session = ?session.id, mode = settings.mode.as_str(), search = settings.search_enabled, sources = ?settings.sources, lang = ?settings.lang, "settings updated");
+    Ok(crate::server_fns::get_settings::effective(settings))
 }

@@ -16,10 +16,10 @@ use tokio_util::sync::CancellationToken;
 use crate::citation::prompt::tool_output;
 use crate::citation::{used_numbers, CitationEntry, Registry, SourceMap};
 use crate::model::{AnswerEvent, Exchange, Level, Notice, Step};
-use crate::ssr::chat::{begin, emit, failed, finish, halted, history, ChatInput};
+use crate::ssr::chat::{begin, emit, failed, finish, halted, history, pick_search, ChatInput};
 use crate::ssr::llm::{budget, AnswerContext, ChatEvent, ChatRequest, LlmError, Message, ToolCall};
 use crate::ssr::prompts;
-use crate::ssr::search::{cached_search, CacheUse, SearchOptions};
+use crate::ssr::search::{cached_search, CacheUse, SearchOptions, SearchProvider};
 use crate::ssr::session::Session;
 use crate::ssr::state::AppState;
 
@@ -52,6 +52,7 @@ pub async fn run(
 ) -> Exchange {
     let generation = session.generation();
     let (mut exchange, mut listening) = begin(state, &input, &events).await;
+    let provider = pick_search(state, session, input.lang, &mut exchange, &events).await;
     let tool = prompts::web_search_tool();
     let fitted = budget::fit(
         &prompts::agent_system(&input.question),
@@ -160,6 +161,7 @@ pub async fn run(
         let mut conflicted = false;
         let results = run_tools(
             state,
+            provider.as_ref(),
             session,
             &input,
             &calls,
@@ -238,6 +240,7 @@ fn rejects_tools(error: &LlmError) -> bool {
 )]
 async fn run_tools(
     state: &AppState,
+    provider: &dyn SearchProvider,
     session: &Session,
     input: &ChatInput,
     calls: &[ToolCall],
@@ -282,7 +285,7 @@ async fn run_tools(
                 Plan::Search(query) => {
                     let _ = emit(events, AnswerEvent::Status { text: format!("{} {query}", input.lang.texts().searching) }).await;
                     tokio::select! {
-                        searched = cached_search(session, state.search.as_ref(), query, options) => Some(searched),
+                        searched = cached_search(session, provider, query, options) => Some(searched),
                         () = halted(cancel, events) => None,
                     }
                 }

@@ -19,7 +19,7 @@ use crate::i18n::Lang;
 use crate::model::{AnswerEvent, Exchange, Level, Mode, Notice};
 use crate::ssr::llm::{budget, AnswerContext, ChatEvent, ChatRequest, Message, ModelKind};
 use crate::ssr::prompts::{self, ChatSearch};
-use crate::ssr::search::{cached_search, has_han, SearchError, SearchOptions};
+use crate::ssr::search::{cached_search, has_han, SearchError, SearchOptions, SearchProvider};
 use crate::ssr::session::Session;
 use crate::ssr::state::AppState;
 
@@ -30,6 +30,24 @@ pub struct ChatInput {
     /// The UI language, for statuses and notices (the answer follows the question).
     pub lang: Lang,
     pub mode: Mode,
+}
+
+/// The search provider of this answer (the session's source choice); a fallback to the
+/// knowledge base is announced as a notice.
+pub(crate) async fn pick_search(
+    state: &AppState,
+    session: &Session,
+    lang: Lang,
+    exchange: &mut Exchange,
+    events: &mpsc::Sender<AnswerEvent>,
+) -> Arc<dyn SearchProvider> {
+    let picked = state.pick_search(session.settings().sources, lang).await;
+    if let Some(notice) = picked.notice {
+        tracing::info!("SearXNG is unavailable; searching the knowledge base");
+        exchange.notices.push(notice.clone());
+        let _ = emit(events, AnswerEvent::Notice { notice }).await;
+    }
+    picked.provider
 }
 
 /// Sends an event; false when nobody listens any more. Never waits past a stop: a full
@@ -85,9 +103,10 @@ pub async fn run(
             },
         )
         .await;
+        let provider = pick_search(state, session, input.lang, &mut exchange, &events).await;
         let options = SearchOptions::default();
         let searched = tokio::select! {
-            searched = cached_search(session, state.search.as_ref(), &input.question, &options) => Some(searched.0),
+            searched = cached_search(session, provider.as_ref(), &input.question, &options) => Some(searched.0),
             () = halted(&cancel, &events) => None,
         };
         match searched {

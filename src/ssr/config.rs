@@ -82,6 +82,11 @@ pub struct Config {
     /// Searches the Agent may make for one answer.
     pub agent_max_searches: usize,
     pub research: ResearchConfig,
+    /// Where answers search unless the session chose (`CITED_SOURCES`).
+    pub sources: crate::model::Sources,
+    /// Files and folders of the local knowledge base (`CITED_KNOWLEDGE_DIR`; default: the
+    /// project's own documentation).
+    pub knowledge: Vec<PathBuf>,
     /// A `tracing_subscriber::EnvFilter` directive string, already checked.
     pub log: String,
     pub max_question_chars: usize,
@@ -143,6 +148,9 @@ pub const DEFAULT_SEARXNG_URL: &str = "http://localhost:8080";
 pub const DEFAULT_LOG: &str = "cited=info,tower_http=info";
 pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+/// The project's own documentation, relative to the working directory (`make run` runs in
+/// the checkout).
+pub const DEFAULT_KNOWLEDGE: &str = "README.md,ARCHITECTURE.md,searxng/README.md,docs";
 
 impl Config {
     /// Reads the process environment, with `.env` in the working directory as a fallback
@@ -284,9 +292,31 @@ impl Config {
                 |raw| parse_in_range(raw, 0, 4),
             ),
         };
+        let sources = reader.parse(
+            "CITED_SOURCES",
+            "auto, web, knowledge, or web,knowledge",
+            "auto",
+            crate::model::Sources::parse,
+        );
+        let knowledge = reader.parse(
+            "CITED_KNOWLEDGE_DIR",
+            "a folder (or file) path",
+            DEFAULT_KNOWLEDGE,
+            |raw| {
+                let paths: Vec<PathBuf> = raw
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|p| !p.is_empty())
+                    .map(PathBuf::from)
+                    .collect();
+                (!paths.is_empty()).then_some(paths)
+            },
+        );
         let llm = reader.llm();
         let config = Config {
             research,
+            sources,
+            knowledge,
             addr,
             searxng_url,
             search_results,
@@ -364,6 +394,16 @@ impl fmt::Display for Config {
             engines(&research.engines_en)
         )?;
         writeln!(f, "CITED_RESEARCH_DEEP_READS={}", research.deep_reads)?;
+        writeln!(f, "CITED_SOURCES={}", self.sources.as_str())?;
+        writeln!(
+            f,
+            "CITED_KNOWLEDGE_DIR={}",
+            self.knowledge
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        )?;
         writeln!(f, "CITED_LOG={}", self.log)?;
         writeln!(f, "CITED_MAX_QUESTION_CHARS={}", self.max_question_chars)?;
         writeln!(
@@ -539,6 +579,22 @@ mod tests {
         assert_eq!(config.research.max_branches, 4);
         assert_eq!(config.research.encyclopedia_engines, vec!["wikipedia"]);
         assert!(config.research.engines_zh.is_empty());
+        assert_eq!(config.sources, crate::model::Sources::Auto);
+        assert_eq!(config.knowledge.len(), 4);
+    }
+
+    #[test]
+    fn sources_accept_both_spellings() {
+        for (raw, expected) in [
+            ("web,knowledge", crate::model::Sources::Both),
+            ("knowledge, web", crate::model::Sources::Both),
+            ("Knowledge", crate::model::Sources::Knowledge),
+            ("web", crate::model::Sources::Web),
+        ] {
+            let (config, warnings) = load(&[("CITED_SOURCES", raw)]);
+            assert_eq!(warnings, vec![], "{raw}");
+            assert_eq!(config.sources, expected, "{raw}");
+        }
     }
 
     #[test]
@@ -643,6 +699,8 @@ mod tests {
         check_rejected("CITED_RESEARCH_BRANCH_TIMEOUT_SECS", "1", "180");
         check_rejected("CITED_RESEARCH_ENGINES_EN", "bing;<script>", "none");
         check_rejected("CITED_RESEARCH_DEEP_READS", "5", "2");
+        check_rejected("CITED_SOURCES", "bing", "auto");
+        check_rejected("CITED_SOURCES", "web,nothing", "auto");
     }
 
     #[test]

@@ -28,7 +28,9 @@ use crate::model::{
     ResearchLoop, ResearchPlan, StopReason, SubQuestion,
 };
 use crate::ssr::agent::answer_sources;
-use crate::ssr::chat::{begin, emit, failed, finish, halted, stream_answer, ChatInput};
+use crate::ssr::chat::{
+    begin, emit, failed, finish, halted, pick_search, stream_answer, ChatInput,
+};
 use crate::ssr::llm::{AnswerContext, ChatRequest, LlmError, Message, ModelKind};
 use crate::ssr::prompts::research::{self as prompts, PlanContext};
 use crate::ssr::search::has_han;
@@ -560,7 +562,8 @@ pub async fn run(
     events: mpsc::Sender<AnswerEvent>,
 ) -> Exchange {
     let generation = session.generation();
-    let (exchange, listening) = begin(state, &input, &events).await;
+    let (mut exchange, listening) = begin(state, &input, &events).await;
+    let provider = pick_search(state, &session, input.lang, &mut exchange, &events).await;
     let thinker: Arc<dyn Thinker> = match state.llm.kind() {
         ModelKind::Extractive => Arc::new(OfflineThinker),
         ModelKind::Remote => Arc::new(ModelThinker {
@@ -570,7 +573,7 @@ pub async fn run(
     };
     let env = Arc::new(Env {
         thinker: Arc::clone(&thinker),
-        search: Arc::clone(&state.search),
+        search: provider,
         session: Arc::clone(&session),
         fetch: Arc::clone(&state.fetch),
         research: state.config.research.clone(),

@@ -205,7 +205,7 @@ impl SearchError {
     }
 }
 
-/// A source of search results: SearXNG, and later the local knowledge base.
+/// A source of search results: SearXNG, the local knowledge base, or both.
 #[async_trait]
 pub trait SearchProvider: Send + Sync {
     async fn search(
@@ -213,6 +213,52 @@ pub trait SearchProvider: Send + Sync {
         query: &str,
         options: &SearchOptions,
     ) -> Result<SearchResults, SearchError>;
+
+    /// What the session cache keys results by, so sources never answer for each other.
+    fn name(&self) -> &'static str {
+        "web"
+    }
+}
+
+/// SearXNG and the knowledge base searched together: web results first, then knowledge.
+/// One failing is logged and the other's results stand; both failing is the web's error.
+pub struct Combined {
+    pub web: std::sync::Arc<dyn SearchProvider>,
+    pub knowledge: std::sync::Arc<dyn SearchProvider>,
+}
+
+#[async_trait]
+impl SearchProvider for Combined {
+    async fn search(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> Result<SearchResults, SearchError> {
+        let (web, knowledge) = futures_util::future::join(
+            self.web.search(query, options),
+            self.knowledge.search(query, options),
+        )
+        .await;
+        match (web, knowledge) {
+            (Ok(mut web), Ok(knowledge)) => {
+                web.sources.extend(knowledge.sources);
+                Ok(web)
+            }
+            (Ok(web), Err(error)) => {
+                tracing::warn!(%error, "knowledge base search failed");
+                Ok(web)
+            }
+            (Err(error), Ok(knowledge)) => {
+                tracing::warn!(%error, "web search failed; knowledge results only");
+                Ok(knowledge)
+            }
+            (Err(error), Err(_)) => Err(error),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "web+knowledge"
+    }
 }
 
 /// True when the text contains Han (Chinese) characters.
@@ -238,7 +284,7 @@ pub async fn cached_search(
     query: &str,
     options: &SearchOptions,
 ) -> (Result<SearchResults, SearchError>, CacheUse) {
-    let key = cache::CacheKey::new(query, options);
+    let key = cache::CacheKey::new(query, options).from_source(provider.name());
     if let Some(results) = session.with_search_cache(|cache| cache.get(&key)) {
         tracing::info!(session = ?session.id, query, n_results = results.sources.len(), "search cache hit");
         return (Ok(results), CacheUse::Hit);

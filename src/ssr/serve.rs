@@ -31,10 +31,16 @@ pub fn router(state: AppState) -> Router {
     let options = state.leptos_options.clone();
     Router::new()
         .route("/healthz", get(healthz))
-        .leptos_routes_with_context(&state, routes, || (), {
-            let options = options.clone();
-            move || shell(options.clone())
-        })
+        .route("/knowledge/{*path}", get(crate::ssr::knowledge::page::show))
+        .leptos_routes_with_context(
+            &state,
+            routes,
+            || leptos::prelude::provide_context(session::request_lang()),
+            {
+                let options = options.clone();
+                move || shell(options.clone())
+            },
+        )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .layer(middleware::from_fn_with_state(
             state.clone(),

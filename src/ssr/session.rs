@@ -311,6 +311,30 @@ pub async fn attach(State(state): State<AppState>, mut request: Request, next: N
     response
 }
 
+/// The UI language of a request: the session's choice, else the browser's Accept-Language.
+pub fn lang_for(session: Option<&Session>, headers: &axum::http::HeaderMap) -> crate::i18n::Lang {
+    if let Some(lang) = session.and_then(|s| s.settings().lang) {
+        return lang;
+    }
+    headers
+        .get(axum::http::header::ACCEPT_LANGUAGE)
+        .and_then(|value| value.to_str().ok())
+        .map(crate::i18n::Lang::from_accept_language)
+        .unwrap_or_default()
+}
+
+/// The UI language of the request being handled (page render or server function).
+pub fn request_lang() -> crate::i18n::Lang {
+    let Some(parts) = leptos::prelude::use_context::<axum::http::request::Parts>() else {
+        return crate::i18n::Lang::default();
+    };
+    let session = parts
+        .extensions
+        .get::<CurrentSession>()
+        .map(|c| c.0.clone());
+    lang_for(session.as_deref(), &parts.headers)
+}
+
 /// The session of the request being handled, inside a page render or a server function.
 pub fn current() -> Option<Arc<Session>> {
     let parts = leptos::prelude::use_context::<axum::http::request::Parts>()?;

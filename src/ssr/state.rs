@@ -5,13 +5,19 @@ use std::sync::Arc;
 use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
 
+use std::time::Duration;
+
+use crate::i18n::Lang;
+use crate::model::{Level, Notice, Sources};
 use crate::ssr::config::Config;
 use crate::ssr::fetch::FetchPolicy;
+use crate::ssr::knowledge::KnowledgeBase;
 use crate::ssr::llm::extractive::Extractive;
 use crate::ssr::llm::openai::{ClientOptions, OpenAiClient};
 use crate::ssr::llm::ChatModel;
 use crate::ssr::search::health::HealthMonitor;
 use crate::ssr::search::searxng::Searxng;
+use crate::ssr::search::Combined;
 use crate::ssr::search::SearchProvider;
 use crate::ssr::session::SessionStore;
 
@@ -27,6 +33,14 @@ pub struct AppState {
     pub llm: Arc<dyn ChatModel>,
     /// How Research deep-reads pages (SSRF guard, size and time limits).
     pub fetch: Arc<FetchPolicy>,
+    /// The local knowledge base (`CITED_KNOWLEDGE_DIR`).
+    pub knowledge: Arc<KnowledgeBase>,
+}
+
+/// The search provider an answer uses, and the notice that goes with it.
+pub struct Picked {
+    pub provider: Arc<dyn SearchProvider>,
+    pub notice: Option<Notice>,
 }
 
 impl AppState {
@@ -42,14 +56,63 @@ impl AppState {
             Some(llm) => Arc::new(OpenAiClient::new(llm, ClientOptions::default())),
             None => Arc::new(Extractive),
         };
+        let knowledge = Arc::new(KnowledgeBase::open(
+            config.knowledge.clone(),
+            config.snippet_chars,
+        ));
         AppState {
             llm,
+            knowledge,
             fetch: Arc::new(FetchPolicy::default()),
             sessions: Arc::new(SessionStore::new(config.session_idle)),
             search: Arc::new(searxng.clone()),
             search_health: Arc::new(HealthMonitor::new(searxng)),
             config: Arc::new(config),
             leptos_options,
+        }
+    }
+}
+
+impl AppState {
+    /// Where an answer searches: the session's choice, else `CITED_SOURCES`. `Auto` uses
+    /// SearXNG while it is healthy and the knowledge base (with a notice) when it is not.
+    pub async fn pick_search(&self, choice: Option<Sources>, lang: Lang) -> Picked {
+        let knowledge: Arc<dyn SearchProvider> = self.knowledge.clone();
+        let web = Arc::clone(&self.search);
+        match choice.unwrap_or(self.config.sources) {
+            Sources::Web => Picked {
+                provider: web,
+                notice: None,
+            },
+            Sources::Knowledge => Picked {
+                provider: knowledge,
+                notice: None,
+            },
+            Sources::Both => Picked {
+                provider: Arc::new(Combined { web, knowledge }),
+                notice: None,
+            },
+            Sources::Auto => {
+                let healthy = self
+                    .search_health
+                    .status(Duration::from_secs(30))
+                    .await
+                    .is_ok();
+                if healthy || self.knowledge.is_empty() {
+                    Picked {
+                        provider: web,
+                        notice: None,
+                    }
+                } else {
+                    Picked {
+                        provider: knowledge,
+                        notice: Some(Notice {
+                            level: Level::Info,
+                            text: lang.texts().knowledge_fallback.to_string(),
+                        }),
+                    }
+                }
+            }
         }
     }
 }

@@ -104,6 +104,10 @@ fn harness(model: Arc<dyn ChatModel>, extra: &[(&str, &str)]) -> (AppState, Arc<
     crate::ssr::install_crypto_provider();
     let url = searxng::shared().url.clone();
     let (config, warnings) = Config::from_vars(|name| {
+        // These tests are about SearXNG itself: no fallback to the knowledge base.
+        if name == "CITED_SOURCES" && !extra.iter().any(|(key, _)| *key == name) {
+            return Some("web".to_string());
+        }
         if name == "CITED_SEARXNG_URL" {
             return Some(url.clone());
         }

@@ -111,6 +111,10 @@ struct Harness {
 fn harness(searxng_url: &str, model: Arc<Scripted>, extra: &[(&str, &str)]) -> Harness {
     crate::ssr::install_crypto_provider();
     let (config, warnings) = Config::from_vars(|name| {
+        // These tests are about SearXNG itself: no fallback to the knowledge base.
+        if name == "CITED_SOURCES" && !extra.iter().any(|(key, _)| *key == name) {
+            return Some("web".to_string());
+        }
         if name == "CITED_SEARXNG_URL" {
             return Some(searxng_url.to_string());
         }

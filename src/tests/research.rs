@@ -162,6 +162,7 @@ fn config(extra: &[(&str, &str)]) -> Config {
         match name {
             "CITED_SEARXNG_URL" => Some(url.clone()),
             "CITED_RESEARCH_ENCYCLOPEDIA_ENGINES" => Some("local wiki".to_string()),
+            "CITED_SOURCES" => Some("web".to_string()),
             _ => None,
         }
     });

@@ -85,22 +85,67 @@ async fn fetch(client: &reqwest::Client, server: &TestServer) -> Settings {
     response.json().await.unwrap()
 }
 
+/// Settings as the server reports them: sources and language resolved to the defaults.
+fn effective(mode: Mode, search_enabled: bool) -> Settings {
+    Settings {
+        mode,
+        search_enabled,
+        sources: Some(crate::model::Sources::Auto),
+        lang: Some(crate::i18n::Lang::ZhCn),
+    }
+}
+
+#[tokio::test]
+async fn the_ui_language_follows_accept_language_until_the_user_picks_one() {
+    let server = TestServer::start(&[]).await;
+    let client = reqwest::Client::builder()
+        .cookie_store(true)
+        .default_headers(
+            [(
+                reqwest::header::ACCEPT_LANGUAGE,
+                reqwest::header::HeaderValue::from_static("en-GB,en;q=0.9,zh-CN;q=0.5"),
+            )]
+            .into_iter()
+            .collect(),
+        )
+        .build()
+        .unwrap();
+    let html = server.page(&client).await;
+    assert!(html.contains(r#"<html lang="en""#), "{html}");
+    assert!(html.contains(r#"aria-label="Ask""#), "{html}");
+    assert!(html.contains(">Send<"), "{html}");
+    assert_eq!(
+        fetch(&client, &server).await.lang,
+        Some(crate::i18n::Lang::En)
+    );
+    // The switch wins over the header, and is remembered.
+    let saved = update(&client, &server, &[("lang", "zh-CN")]).await;
+    assert_eq!(saved.lang, Some(crate::i18n::Lang::ZhCn));
+    let html = server.page(&client).await;
+    assert!(html.contains(r#"<html lang="zh-CN""#), "{html}");
+    assert!(html.contains(r#"aria-label="提问""#), "{html}");
+    let response = client
+        .post(server.url("/api/update_settings"))
+        .form(&[("lang", "klingon")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 400);
+    assert!(response.text().await.unwrap().contains("klingon"));
+    let saved = update(&client, &server, &[("sources", "knowledge")]).await;
+    assert_eq!(saved.sources, Some(crate::model::Sources::Knowledge));
+}
+
 #[tokio::test]
 async fn settings_round_trip_through_server_functions() {
     let server = TestServer::start(&[]).await;
     let client = browser();
-    assert_eq!(fetch(&client, &server).await, Settings::default());
+    assert_eq!(fetch(&client, &server).await, effective(Mode::Chat, true));
     let saved = update(&client, &server, &[("mode", "agent")]).await;
     assert_eq!(saved.mode, Mode::Agent);
     assert!(saved.search_enabled, "unchanged fields stay");
     let saved = update(&client, &server, &[("search_enabled", "false")]).await;
-    assert_eq!(
-        saved,
-        Settings {
-            mode: Mode::Agent,
-            search_enabled: false
-        }
-    );
+    assert_eq!(saved, effective(Mode::Agent, false));
     assert_eq!(fetch(&client, &server).await, saved);
 
     // A reload renders the saved state into the HTML.
@@ -137,18 +182,9 @@ async fn two_cookie_jars_see_separate_sessions() {
     update(&bob, &server, &[("mode", "agent")]).await;
     assert_eq!(
         fetch(&alice, &server).await,
-        Settings {
-            mode: Mode::Research,
-            search_enabled: false
-        }
+        effective(Mode::Research, false)
     );
-    assert_eq!(
-        fetch(&bob, &server).await,
-        Settings {
-            mode: Mode::Agent,
-            search_enabled: true
-        }
-    );
+    assert_eq!(fetch(&bob, &server).await, effective(Mode::Agent, true));
     // No cookie at all: a brand-new session with the defaults.
     let stranger = reqwest::Client::new();
     let response = stranger
@@ -157,7 +193,7 @@ async fn two_cookie_jars_see_separate_sessions() {
         .await
         .unwrap();
     let settings: Settings = response.json().await.unwrap();
-    assert_eq!(settings, Settings::default());
+    assert_eq!(settings, effective(Mode::Chat, true));
 }
 
 #[tokio::test]

@@ -18,6 +18,8 @@ pub const DEFAULT_CAPACITY: NonZeroUsize = match NonZeroUsize::new(20) {
 pub struct CacheKey {
     query: String,
     options: SearchOptions,
+    /// Which provider answered (`SearchProvider::name`): web and knowledge never mix.
+    source: &'static str,
 }
 
 impl CacheKey {
@@ -30,7 +32,13 @@ impl CacheKey {
                 .join(" ")
                 .to_lowercase(),
             options: options.clone(),
+            source: "web",
         }
+    }
+
+    pub fn from_source(mut self, source: &'static str) -> CacheKey {
+        self.source = source;
+        self
     }
 }
 

@@ -1,0 +1,85 @@
+//! `GET /knowledge/<path>?p=<n>`: one indexed document, its passage `n` highlighted and
+//! scrolled to. Only documents in the index are served (never an arbitrary file), and every
+//! piece of their text is HTML-escaped.
+
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+
+use crate::ssr::session::{lang_for, CurrentSession};
+use crate::ssr::state::AppState;
+
+#[derive(Debug, serde::Deserialize)]
+pub struct PassageQuery {
+    #[serde(default)]
+    p: Option<usize>,
+}
+
+/// Text made safe inside HTML elements and attributes.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+pub async fn show(
+    State(state): State<AppState>,
+    Path(path): Path<String>,
+    Query(query): Query<PassageQuery>,
+    session: Option<axum::Extension<CurrentSession>>,
+    headers: HeaderMap,
+) -> Response {
+    let lang = lang_for(session.as_ref().map(|s| &*s.0 .0), &headers);
+    let t = lang.texts();
+    let Some(document) = state.knowledge.document(&path) else {
+        let body = format!(
+            "<!doctype html><html lang=\"{}\"><meta charset=\"utf-8\"><title>404</title><p>{}</p><p><a href=\"/\">cited</a></p></html>",
+            t.html_lang,
+            escape(&t.knowledge_missing.replace("{path}", &path))
+        );
+        return (StatusCode::NOT_FOUND, Html(body)).into_response();
+    };
+    let mut body = String::new();
+    let mut heading: Option<&str> = None;
+    for (n, passage) in document.passages.iter().enumerate() {
+        if passage.heading.as_deref() != heading {
+            heading = passage.heading.as_deref();
+            if let Some(text) = heading {
+                body.push_str(&format!("<h2>{}</h2>\n", escape(text)));
+            }
+        }
+        let paragraphs: String = passage
+            .text
+            .lines()
+            .map(|line| format!("<p>{}</p>", escape(line)))
+            .collect();
+        if query.p == Some(n) {
+            body.push_str(&format!(
+                "<mark id=\"passage\" class=\"passage\">{paragraphs}</mark>\n"
+            ));
+        } else {
+            body.push_str(&format!("<div class=\"passage\">{paragraphs}</div>\n"));
+        }
+    }
+    let html = format!(
+        "<!doctype html><html lang=\"{lang}\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{title} · cited</title><link rel=\"stylesheet\" href=\"/pkg/cited.css\"></head>\
+         <body class=\"knowledge-page\"><main><p class=\"knowledge-crumb\"><a href=\"/\">cited</a> · {label} · <code>{path}</code></p>\
+         <h1>{title}</h1>\n{body}</main></body></html>",
+        lang = t.html_lang,
+        title = escape(&document.title),
+        label = escape(t.knowledge_label),
+        path = escape(&document.path),
+    );
+    Html(html).into_response()
+}
