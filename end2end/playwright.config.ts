@@ -15,6 +15,8 @@ const launchOptions = {
 };
 
 const port = process.env.E2E_PORT ?? '3999';
+export const offlinePort = process.env.E2E_OFFLINE_PORT ?? '3996';
+export const offlineURL = `http://127.0.0.1:${offlinePort}`;
 const baseURL = `http://127.0.0.1:${port}`;
 
 export default defineConfig({
@@ -57,6 +59,26 @@ export default defineConfig({
         CITED_SEARXNG_URL: 'http://127.0.0.1:3997',
         CITED_LLM_BASE_URL: 'http://127.0.0.1:3998/v1',
         CITED_LLM_MODEL: 'fake-model',
+        CITED_LOG: 'cited=info,tower_http=warn',
+      },
+    },
+    {
+      // Out of the box: no SearXNG (nothing listens on 3995) and no model. Answers come
+      // from the project's own docs through the knowledge base and the extractive answerer.
+      command: process.env.CITED_BIN ?? '../target/debug/cited',
+      url: `${offlineURL}/healthz`,
+      reuseExistingServer: false,
+      timeout: 60_000,
+      stdout: 'ignore',
+      stderr: 'pipe',
+      env: {
+        CITED_ADDR: `127.0.0.1:${offlinePort}`,
+        CITED_SITE_ROOT: process.env.CITED_SITE_ROOT ?? '../target/site',
+        CITED_SEARXNG_URL: 'http://127.0.0.1:3995',
+        CITED_LLM_BASE_URL: '',
+        OPENAI_BASE_URL: '',
+        OPENAI_API_KEY: '',
+        CITED_KNOWLEDGE_DIR: '../README.md,../ARCHITECTURE.md,../searxng/README.md,../docs',
         CITED_LOG: 'cited=info,tower_http=warn',
       },
     },

@@ -309,6 +309,18 @@ async fn serve_app(config: Config) -> ExitCode {
     tokio::spawn(async move {
         let _ = health.status(std::time::Duration::ZERO).await;
     });
+    // The knowledge base follows its files: re-indexed when one is added, changed or removed.
+    let knowledge = state.knowledge.clone();
+    tracing::info!(documents = knowledge.len(), "knowledge base ready");
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(5));
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            every.tick().await;
+            let knowledge = knowledge.clone();
+            let _ = tokio::task::spawn_blocking(move || knowledge.refresh()).await;
+        }
+    });
     match serve::run(listener, state, serve::shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

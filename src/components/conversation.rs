@@ -221,7 +221,7 @@ fn References(
                 });
                 let title = match sub_question {
                     Some(question) => format!("{heading} ({}: {question})", t.sub_question_label),
-                    None => format!("{heading} (查询: {})", group.query),
+                    None => format!("{heading} ({}: {})", t.query_label, group.query),
                 };
                 view! {
                     <p class="round-heading">{title}</p>

@@ -1,0 +1,75 @@
+import { test, expect, type Page } from '@playwright/test';
+
+// The out-of-the-box instance: no SearXNG, no model (see playwright.config.ts).
+const offlineURL = `http://127.0.0.1:${process.env.E2E_OFFLINE_PORT ?? '3996'}`;
+
+async function ask(page: Page, box: string, send: string, question: string, isMobile: boolean) {
+  await page.goto('/');
+  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+  await page.getByRole('textbox', { name: box }).fill(question);
+  const button = page.getByRole('button', { name: send });
+  if (isMobile) await button.tap(); else await button.click();
+  await expect(button).toBeVisible({ timeout: 20_000 });
+}
+
+async function openCard(page: Page, cite, isMobile: boolean) {
+  if (isMobile) await cite.tap(); else await cite.hover();
+  const card = page.getByRole('tooltip');
+  await expect(card).toBeVisible();
+  return card;
+}
+
+test.describe('offline, Chinese UI', () => {
+  test.use({ baseURL: offlineURL, locale: 'zh-CN' });
+
+  test('answers from the project docs with knowledge citations', async ({ page, isMobile }) => {
+    await ask(page, '提问', '发送', '如何在 SearXNG 中启用 JSON 格式？', isMobile);
+    const answer = page.locator('.answer').last();
+    await expect(answer).toContainText('离线抽取模式（未配置语言模型）');
+    await expect(answer).toContainText('SearXNG 不可用，本次改用本地知识库回答。');
+    const body = answer.locator('.answer-body');
+    await expect(body).toContainText('formats');
+    const cite = body.getByRole('link', { name: /^引用 \d+/ }).first();
+    const href = await cite.getAttribute('href');
+    expect(href).toMatch(/^\/knowledge\/docs\/faq\.zh-CN\.md\?p=\d+#passage$/);
+    const card = await openCard(page, cite, isMobile);
+    await expect(card).toContainText('知识库');
+    await expect(card).toContainText('docs/faq.zh-CN.md');
+    await expect(answer.getByRole('region', { name: '参考文献' })).toContainText('常见问题');
+    // The cited passage, highlighted on the document's page.
+    await page.goto(href!);
+    await expect(page.locator('mark#passage')).toContainText('formats');
+    await expect(page.locator('h1')).toHaveText('常见问题');
+  });
+});
+
+test.describe('offline, English UI', () => {
+  test.use({ baseURL: offlineURL, locale: 'en-US' });
+
+  test('the UI speaks English and answers from the README', async ({ page, isMobile }) => {
+    await ask(page, 'Ask', 'Send', 'How do I run the tests?', isMobile);
+    await expect(page.locator('html')).toHaveAttribute('lang', 'en');
+    await expect(page.getByRole('radio', { name: 'Research' })).toBeVisible();
+    const answer = page.locator('.answer').last();
+    await expect(answer).toContainText('Offline extractive mode (no language model configured)');
+    await expect(answer).toContainText('SearXNG is unavailable, so this answer searches the local knowledge base.');
+    const body = answer.locator('.answer-body');
+    await expect(body).toContainText('make test');
+    const cite = body.getByRole('link', { name: /^Citation \d+/ }).first();
+    await expect(cite).toHaveAttribute('href', /^\/knowledge\//);
+    const card = await openCard(page, cite, isMobile);
+    await expect(card).toContainText('Knowledge base');
+    await expect(answer.getByRole('region', { name: 'References' })).toBeVisible();
+  });
+
+  test('the language switch is remembered', async ({ page, isMobile }) => {
+    await page.goto('/');
+    await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+    await page.getByLabel('Language').selectOption('zh-CN');
+    await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
+    await expect(page.getByRole('textbox', { name: '提问' })).toBeVisible();
+    await page.reload();
+    await expect(page.getByRole('textbox', { name: '提问' })).toBeVisible();
+    void isMobile;
+  });
+});
