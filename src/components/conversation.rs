@@ -257,6 +257,8 @@ fn AllResults(#[prop(into)] entries: Signal<Vec<Arc<CitationEntry>>>) -> impl In
 
 #[component]
 fn SourceItem(entry: Arc<CitationEntry>) -> impl IntoView {
+    let t = use_texts();
+    let knowledge = entry.kind == crate::model::SourceKind::Knowledge;
     let href = crate::citation::urls::is_safe_link(&entry.url).then(|| entry.url.clone());
     let title = if entry.title.trim().is_empty() {
         entry.url.clone()
@@ -268,6 +270,7 @@ fn SourceItem(entry: Arc<CitationEntry>) -> impl IntoView {
             <a href=href target="_blank" rel="noopener noreferrer nofollow">{title}</a>
             " "
             <span class="source-domain">{entry.domain.clone()}</span>
+            {knowledge.then(|| view! { " " <span class="cite-kind">{t.knowledge_label}</span> })}
         </li>
     }
 }
