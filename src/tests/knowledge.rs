@@ -251,3 +251,46 @@ async fn offline_every_mode_answers_from_the_projects_docs() {
         }
     }
 }
+
+#[tokio::test]
+async fn sources_auto_uses_a_healthy_searxng_and_both_merges() {
+    crate::ssr::install_crypto_provider();
+    let url = super::searxng::shared().url.clone();
+    let state_with = |sources: &str| {
+        let sources = sources.to_string();
+        let url = url.clone();
+        let (config, warnings) = Config::from_vars(move |name| match name {
+            "CITED_SEARXNG_URL" => Some(url.clone()),
+            "CITED_SOURCES" => Some(sources.clone()),
+            _ => None,
+        });
+        assert!(warnings.is_empty());
+        AppState::new(config)
+    };
+    let question = "How do Rust tests run?";
+    let auto = ask_offline(&state_with("auto"), question, Mode::Chat).await;
+    assert!(!auto.sources.is_empty());
+    assert!(
+        auto.sources.iter().all(|e| e.kind == SourceKind::Web),
+        "{auto:#?}"
+    );
+    assert!(auto.notices.is_empty(), "{auto:#?}");
+    let both = ask_offline(&state_with("web,knowledge"), question, Mode::Chat).await;
+    assert!(
+        both.sources.iter().any(|e| e.kind == SourceKind::Web),
+        "{both:#?}"
+    );
+    assert!(
+        both.sources.iter().any(|e| e.kind == SourceKind::Knowledge),
+        "{both:#?}"
+    );
+    // Web first, then knowledge.
+    let first_knowledge = both
+        .sources
+        .iter()
+        .position(|e| e.kind == SourceKind::Knowledge)
+        .unwrap();
+    assert!(both.sources[..first_knowledge]
+        .iter()
+        .all(|e| e.kind == SourceKind::Web));
+}

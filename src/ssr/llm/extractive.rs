@@ -115,6 +115,9 @@ fn push_sentence<'a>(sentence: &'a str, out: &mut Vec<&'a str>) {
     }
 }
 
+/// A quoted sentence needs at least 1/NOVEL_SHARE of its tokens beyond the question's.
+const NOVEL_SHARE: usize = 4;
+
 /// A composed answer and the numbers it cites (in citation order).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Extract {
@@ -172,6 +175,16 @@ pub fn answer(question: &str, sources: &[Arc<CitationEntry>]) -> Extract {
             });
         }
     }
+    // A sentence that mostly repeats the question (a FAQ heading, a quoted example)
+    // answers nothing: two of its distinct words, and a quarter of them, must be its own.
+    candidates.retain(|candidate| {
+        let distinct: HashSet<&String> = candidate.tokens.iter().collect();
+        let novel = distinct
+            .iter()
+            .filter(|token| !query.contains(**token))
+            .count();
+        novel >= 2 && novel * NOVEL_SHARE >= distinct.len()
+    });
     let scores = bm25(&query, &candidates);
     let mut ranked: Vec<(f64, &Candidate)> = scores
         .into_iter()
@@ -428,6 +441,16 @@ mod tests {
             !extract.cited.contains(&1),
             "weather is not cited: {extract:?}"
         );
+    }
+
+    #[test]
+    fn a_sentence_that_only_repeats_the_question_is_not_an_answer() {
+        let sources = sources(&[
+            ("FAQ", "Try \"How do I run the tests?\""),
+            ("Tests", "Run make test from the project root."),
+        ]);
+        let extract = answer("How do I run the tests?", &sources);
+        assert_eq!(extract.cited, vec![2], "{extract:?}");
     }
 
     #[test]
