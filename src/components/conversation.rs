@@ -132,12 +132,14 @@ fn ExchangeView(key: u64, exchange: RwSignal<Exchange>) -> impl IntoView {
                 <Show when=move || exchange.with(|e| !e.steps.is_empty())>
                     <Trace exchange/>
                 </Show>
-                <Show when=move || exchange.with(|e| e.research.is_some())>
-                    <ResearchView exchange_key=key exchange/>
-                </Show>
                 <div class="answer-body">
                     <AnswerBody answer_key=key text sources/>
                 </div>
+                // Under the 结论 and its explanation: the plan, branches and evidence chain
+                // (open while the research runs, folded once it is done).
+                <Show when=move || exchange.with(|e| e.research.is_some())>
+                    <ResearchView exchange_key=key exchange/>
+                </Show>
                 <Show when=move || exchange.with(|e| e.stopped)>
                     <p class="stopped">{t.stopped}</p>
                 </Show>
