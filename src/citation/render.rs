@@ -479,7 +479,7 @@ impl<L: Lookup> Builder<'_, L> {
                 dest_url,
                 ..
             } => {
-                let url = urls::is_safe_link(&dest_url).then(|| dest_url.into_string());
+                let url = urls::is_web_link(&dest_url).then(|| dest_url.into_string());
                 let shortcut = matches!(link_type, LinkType::Shortcut | LinkType::Collapsed);
                 inlines(InlineKind::Link { url, shortcut })
             }

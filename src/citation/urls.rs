@@ -4,21 +4,22 @@
 /// Where the knowledge base's documents are served, same-origin.
 pub const KNOWLEDGE_PREFIX: &str = "/knowledge/";
 
-/// True for absolute `http://` and `https://` URLs with a host, and for this server's own
-/// knowledge-base pages (`/knowledge/…`). Everything else (`javascript:`, `data:`,
-/// `vbscript:`, protocol-relative `//host`, other relative paths, URLs with spaces or
-/// control characters) is refused, so it can never become a link.
+/// True for the links cited renders: absolute web URLs ([`is_web_link`]) and this
+/// server's own knowledge-base pages ([`is_knowledge_link`]). Everything else
+/// (`javascript:`, `data:`, `vbscript:`, protocol-relative `//host`, other relative paths,
+/// URLs with spaces or control characters) is refused, so it can never become a link.
 pub fn is_safe_link(url: &str) -> bool {
+    is_web_link(url) || is_knowledge_link(url)
+}
+
+/// True for absolute `http://` and `https://` URLs with a host and no whitespace, control
+/// characters or backslashes. Search results and links the model writes must be these.
+pub fn is_web_link(url: &str) -> bool {
     if url
         .chars()
         .any(|c| c.is_whitespace() || c.is_control() || c == '\\')
     {
         return false;
-    }
-    if let Some(path) = url.strip_prefix(KNOWLEDGE_PREFIX) {
-        return !path.is_empty()
-            && !path.starts_with('/')
-            && !path.split(['/', '?', '#']).any(|s| s == "..");
     }
     let Some((scheme, rest)) = url.split_once("://") else {
         return false;
@@ -27,6 +28,41 @@ pub fn is_safe_link(url: &str) -> bool {
         return false;
     }
     !host_of(rest).is_empty()
+}
+
+/// True for exactly what the knowledge base links to: `/knowledge/<path>[?p=<n>][#passage]`
+/// with the path percent-encoded, no empty, `.` or `..` segment (encoded dots included) and
+/// no encoded slash or backslash.
+pub fn is_knowledge_link(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix(KNOWLEDGE_PREFIX) else {
+        return false;
+    };
+    let rest = rest.strip_suffix("#passage").unwrap_or(rest);
+    let (path, query) = match rest.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (rest, None),
+    };
+    if let Some(query) = query {
+        let Some(number) = query.strip_prefix("p=") else {
+            return false;
+        };
+        if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+            return false;
+        }
+    }
+    let allowed =
+        |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/' | b'%');
+    if path.is_empty() || !path.bytes().all(allowed) {
+        return false;
+    }
+    let lower = path.to_ascii_lowercase();
+    if lower.contains("%2f") || lower.contains("%5c") || lower.contains("%00") {
+        return false;
+    }
+    lower
+        .replace("%2e", ".")
+        .split('/')
+        .all(|segment| !segment.is_empty() && segment != "." && segment != "..")
 }
 
 /// The lowercase host of an http(s) URL without `www.` and port: `example.org` for
@@ -100,6 +136,7 @@ mod tests {
             "https://user@example.org:8443/",
             "http://[::1]:8080/x",
             "/knowledge/docs/faq.zh-CN.md?p=1#passage",
+            "/knowledge/notes/%E6%8C%87%E5%8D%97.md",
         ] {
             assert!(is_safe_link(url), "{url}");
         }
@@ -113,7 +150,14 @@ mod tests {
             "/knowledge/",
             "/knowledge//evil.example/x",
             "/knowledge/../secret",
+            "/knowledge/%2e%2e/secret",
+            "/knowledge/docs/%2E%2e",
+            "/knowledge/docs%2f..%2fsecret",
             "/knowledge/a b",
+            "/knowledge/a?q=1",
+            "/knowledge/a?p=1&x=2",
+            "/knowledge/a#elsewhere",
+            "/knowledge/a/<script>",
             "https://",
             "https:///path",
             "ftp://example.org",
@@ -124,6 +168,9 @@ mod tests {
         ] {
             assert!(!is_safe_link(url), "{url:?}");
         }
+        // Search results and model-written links must be on the web.
+        assert!(!is_web_link("/knowledge/docs/faq.zh-CN.md"));
+        assert!(is_web_link("https://example.org/"));
     }
 
     #[test]

@@ -52,7 +52,7 @@ pub async fn run(
 ) -> Exchange {
     let generation = session.generation();
     let (mut exchange, mut listening) = begin(state, &input, &events).await;
-    let provider = pick_search(state, session, input.lang, &mut exchange, &events).await;
+    let provider = pick_search(state, session, input.lang, &cancel, &mut exchange, &events).await;
     let tool = prompts::web_search_tool();
     let fitted = budget::fit(
         &prompts::agent_system(&input.question),

@@ -38,10 +38,15 @@ pub(crate) async fn pick_search(
     state: &AppState,
     session: &Session,
     lang: Lang,
+    cancel: &CancellationToken,
     exchange: &mut Exchange,
     events: &mpsc::Sender<AnswerEvent>,
 ) -> Arc<dyn SearchProvider> {
-    let picked = state.pick_search(session.settings().sources, lang).await;
+    // The health check may take a SearXNG timeout; stop must not wait for it.
+    let picked = tokio::select! {
+        picked = state.pick_search(session.settings().sources, lang) => picked,
+        () = halted(cancel, events) => return Arc::clone(&state.search),
+    };
     if let Some(notice) = picked.notice {
         tracing::info!("SearXNG is unavailable; searching the knowledge base");
         exchange.notices.push(notice.clone());
@@ -103,7 +108,8 @@ pub async fn run(
             },
         )
         .await;
-        let provider = pick_search(state, session, input.lang, &mut exchange, &events).await;
+        let provider =
+            pick_search(state, session, input.lang, &cancel, &mut exchange, &events).await;
         let options = SearchOptions::default();
         let searched = tokio::select! {
             searched = cached_search(session, provider.as_ref(), &input.question, &options) => Some(searched.0),

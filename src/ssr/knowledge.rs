@@ -149,7 +149,7 @@ impl KnowledgeBase {
                 )
             })
             .collect();
-        if fingerprint == self.snapshot().fingerprint && !fingerprint.is_empty() {
+        if fingerprint == self.snapshot().fingerprint {
             return false;
         }
         let documents: Vec<Document> = files

@@ -151,6 +151,8 @@ struct Run<'a> {
     candidates: Vec<String>,
     chain: String,
     next_id: u32,
+    /// The session's generation when the answer began (a `/reset` changes it).
+    generation: u64,
 }
 
 impl Run<'_> {
@@ -222,7 +224,12 @@ impl Run<'_> {
             let mut numbers: Vec<u32> = draft
                 .numbers
                 .iter()
-                .filter_map(|local| global.get(*local as usize - 1).copied())
+                .filter_map(|local| {
+                    (*local as usize)
+                        .checked_sub(1)
+                        .and_then(|i| global.get(i))
+                        .copied()
+                })
                 .collect();
             numbers.dedup();
             Evidence {
@@ -241,8 +248,9 @@ impl Run<'_> {
         };
         sub.error = outcome.error;
         sub.evidence = evidence;
-        let question = sub.question.clone();
-        self.completed.push(question);
+        // Both the wording and the query count as done: a rephrased repeat is still one.
+        let done = [sub.question.clone(), sub.query.clone()];
+        self.completed.extend(done);
         conflicted
     }
 
@@ -308,6 +316,11 @@ impl Run<'_> {
                         }
                     }
                 },
+            }
+            if self.session.generation() != self.generation {
+                // A /reset landed: nothing more goes into the fresh registry.
+                set.abort_all();
+                return false;
             }
             let mut changed = false;
             while next < count {
@@ -563,7 +576,7 @@ pub async fn run(
 ) -> Exchange {
     let generation = session.generation();
     let (mut exchange, listening) = begin(state, &input, &events).await;
-    let provider = pick_search(state, &session, input.lang, &mut exchange, &events).await;
+    let provider = pick_search(state, &session, input.lang, &cancel, &mut exchange, &events).await;
     let thinker: Arc<dyn Thinker> = match state.llm.kind() {
         ModelKind::Extractive => Arc::new(OfflineThinker),
         ModelKind::Remote => Arc::new(ModelThinker {
@@ -595,6 +608,7 @@ pub async fn run(
         candidates: Vec::new(),
         chain: String::new(),
         next_id: 0,
+        generation,
     };
     run.plan().max_loops = state.config.research.max_loops as u32;
     let stop = run.research(&thinker, &env).await;

@@ -65,6 +65,8 @@ pub struct SearchResults {
     pub unresponsive_engines: Vec<(String, String)>,
     /// Results dropped because they were malformed (no URL, not http(s), …).
     pub skipped: usize,
+    /// One of several sources failed: usable, but not worth caching.
+    pub partial: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -244,12 +246,14 @@ impl SearchProvider for Combined {
                 web.sources.extend(knowledge.sources);
                 Ok(web)
             }
-            (Ok(web), Err(error)) => {
+            (Ok(mut web), Err(error)) => {
                 tracing::warn!(%error, "knowledge base search failed");
+                web.partial = true;
                 Ok(web)
             }
-            (Err(error), Ok(knowledge)) => {
+            (Err(error), Ok(mut knowledge)) => {
                 tracing::warn!(%error, "web search failed; knowledge results only");
+                knowledge.partial = true;
                 Ok(knowledge)
             }
             (Err(error), Err(_)) => Err(error),
@@ -291,8 +295,11 @@ pub async fn cached_search(
     }
     tracing::debug!(session = ?session.id, query, "search cache miss");
     let result = provider.search(query, options).await;
-    if let Ok(results) = &result {
-        session.with_search_cache(|cache| cache.put(key, results.clone()));
+    match &result {
+        Ok(results) if !results.partial => {
+            session.with_search_cache(|cache| cache.put(key, results.clone()));
+        }
+        _ => {}
     }
     (result, CacheUse::Miss)
 }

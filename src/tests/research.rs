@@ -632,3 +632,50 @@ async fn offline_research_answers_from_the_sources() {
     let registry = session.with_registry(|r| r.clone());
     assert!(exchange.cited.iter().all(|n| registry.get(*n).is_some()));
 }
+
+#[tokio::test]
+async fn numbers_inside_an_evidence_statement_are_checked_like_its_list() {
+    // A first answer takes numbers 1–3.
+    let (mut state, session) = harness(
+        Arc::new(one_loop(vec![sub_question(
+            "What is three alpha?",
+            "three alpha",
+        )])),
+        &[],
+    );
+    let _ = run_research(&state, &session, "What is alpha?", CancellationToken::new()).await;
+    state.llm = Arc::new(Script::new(|step, _request, n| {
+        let value = match step {
+            Step::Plan if n == 0 => {
+                json!({ "sub_questions": [sub_question("What is three beta?", "three beta")] })
+            }
+            Step::Plan => json!({ "sub_questions": [] }),
+            Step::Reflect => json!({}),
+            // The branch's own [2], written in the text; [40] was never shown.
+            Step::Evidence => {
+                json!({ "statement": "Beta holds [2] and maybe [40].", "reliability": "high", "sources": [] })
+            }
+            Step::Verify => json!({ "sufficient": "yes, enough" }),
+            Step::Summary => json!({ "answer": "Beta", "confidence": "high", "reasoning": "[5]" }),
+            Step::Format => return "Beta [5].".to_string(),
+        };
+        value.to_string()
+    }));
+    let (exchange, _) =
+        run_research(&state, &session, "What is beta?", CancellationToken::new()).await;
+    let plan = exchange.research.unwrap();
+    let evidence = plan.loops[0].sub_questions[0].evidence.clone().unwrap();
+    assert_eq!(
+        evidence.numbers,
+        vec![5],
+        "local [2] of this branch is global 5; [40] is dropped"
+    );
+    assert_eq!(evidence.statement, "Beta holds and maybe .");
+    assert_eq!(evidence.reliability, Reliability::High);
+    assert_eq!(
+        plan.stop,
+        Some(StopReason::Sufficient),
+        "\"yes, enough\" is a yes"
+    );
+    assert_eq!(exchange.cited, vec![5]);
+}

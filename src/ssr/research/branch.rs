@@ -14,7 +14,7 @@ use crate::i18n::Lang;
 use crate::model::{Reliability, Source};
 use crate::ssr::config::ResearchConfig;
 use crate::ssr::fetch::{deep_read, FetchPolicy};
-use crate::ssr::research::thinker::{Candidate, Draft, Material, Planned, Thinker};
+use crate::ssr::research::thinker::{strip_markers, Candidate, Draft, Material, Planned, Thinker};
 use crate::ssr::search::{cached_search, SearchOptions, SearchProvider};
 use crate::ssr::session::Session;
 
@@ -123,7 +123,8 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
     outcome.candidates = reflection.candidates.clone();
 
     // 3. Encyclopedia check of one or two named entities.
-    if !env.research.encyclopedia_engines.is_empty() {
+    // The knowledge base has no encyclopedia engines: the check needs SearXNG.
+    if !env.research.encyclopedia_engines.is_empty() && env.search.name() != "knowledge" {
         let options = SearchOptions {
             engines: env.research.encyclopedia_engines.clone(),
             language: Some(if planned.zh { "zh-CN" } else { "en" }.to_string()),
@@ -185,7 +186,10 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
                 break;
             }
             if let Some(entry) = local.get(number) {
-                if !chosen.iter().any(|(n, _)| *n == number) {
+                // Knowledge passages are whole already; only web pages are fetched.
+                if crate::citation::urls::is_web_link(&entry.url)
+                    && !chosen.iter().any(|(n, _)| *n == number)
+                {
                     chosen.push((number, entry.url.clone()));
                 }
             }
@@ -216,6 +220,16 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
         .await
     {
         Ok(mut draft) => {
+            // Numbers written inside the statement are the branch's local numbers too: they
+            // join the list (and are checked with it), and the text keeps none.
+            for marker in crate::citation::markers::scan(&draft.statement) {
+                for number in marker.numbers {
+                    if !draft.numbers.contains(&number) {
+                        draft.numbers.push(number);
+                    }
+                }
+            }
+            draft.statement = strip_markers(&draft.statement);
             let seen = local.len() as u32;
             let (kept, dropped): (Vec<u32>, Vec<u32>) =
                 draft.numbers.iter().partition(|n| (1..=seen).contains(*n));

@@ -562,17 +562,27 @@ fn from_percent(percent: f64) -> Reliability {
     }
 }
 
-/// A yes/no however written: `true`, `"是"`, `"充分"`, `"不充分"`, `"insufficient"`.
+/// A yes/no however written: `true`, `"是"`, `"充分"`, `"不充分"`, `"insufficient"`,
+/// `"yes, enough"`. English is matched by whole words, so "enough" is not a "no".
 fn yes_no(value: Option<&Value>) -> Option<bool> {
     match value? {
         Value::Bool(b) => Some(*b),
         other => {
             let raw = text(Some(other)).to_lowercase();
-            let negative = ["不", "否", "insufficient", "not", "no", "false"];
-            let positive = ["充分", "是", "sufficient", "yes", "true"];
-            if negative.iter().any(|word| raw.contains(word)) {
+            let words: Vec<&str> = raw
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .collect();
+            let has = |list: &[&str]| words.iter().any(|w| list.contains(w));
+            if raw.contains('不')
+                || raw.contains('否')
+                || has(&["no", "not", "false", "insufficient"])
+            {
                 Some(false)
-            } else if positive.iter().any(|word| raw.contains(word)) {
+            } else if raw.contains("充分")
+                || raw.contains('是')
+                || has(&["yes", "true", "sufficient"])
+            {
                 Some(true)
             } else {
                 None
@@ -785,6 +795,8 @@ mod tests {
             (json!("是"), Some(true)),
             (json!("否"), Some(false)),
             (json!("maybe"), None),
+            (json!("yes, enough"), Some(true)),
+            (json!("not enough"), Some(false)),
         ] {
             assert_eq!(yes_no(Some(&raw)), expected, "{raw}");
         }

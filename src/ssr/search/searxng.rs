@@ -357,12 +357,13 @@ pub(crate) fn normalise(
         suggestions,
         unresponsive_engines,
         skipped,
+        partial: false,
     }
 }
 
 fn source_from(result: &Value, snippet_chars: usize) -> Option<Source> {
     let url = text(result, "url")?;
-    if !urls::is_safe_link(&url) {
+    if !urls::is_web_link(&url) {
         return None;
     }
     let title = text(result, "title").unwrap_or_else(|| urls::domain(&url));
