@@ -521,3 +521,79 @@ pub fn plan_lines(plan: &crate::model::ResearchPlan, t: &Texts) -> Vec<String> {
     }
     lines
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{
+        BranchStatus, Evidence, Reliability, ResearchLoop, ResearchPlan, StopReason, SubQuestion,
+        Verdict,
+    };
+
+    #[test]
+    fn accept_language_picks_the_preferred_supported_language() {
+        for (header, expected) in [
+            ("en-US,en;q=0.9", Lang::En),
+            ("zh-CN,zh;q=0.9,en;q=0.8", Lang::ZhCn),
+            ("fr-FR,fr;q=0.9,en;q=0.5,zh;q=0.4", Lang::En),
+            ("de,ja", Lang::ZhCn),
+            ("zh;q=0.2, en;q=0.7", Lang::En),
+            ("en;q=0, zh-TW", Lang::ZhCn),
+            ("", Lang::ZhCn),
+            (";;;,,q=", Lang::ZhCn),
+        ] {
+            assert_eq!(Lang::from_accept_language(header), expected, "{header:?}");
+        }
+        assert_eq!(Lang::parse("zh-Hans"), Some(Lang::ZhCn));
+        assert_eq!(Lang::parse(Lang::En.code()), Some(Lang::En));
+        assert_eq!(Lang::parse("klingon"), None);
+    }
+
+    /// What `cited ask --mode research` prints: each change is a new line.
+    #[test]
+    fn plan_lines_show_status_evidence_verdict_and_stop() {
+        let mut plan = ResearchPlan {
+            max_loops: 4,
+            loops: vec![ResearchLoop {
+                number: 1,
+                sub_questions: vec![SubQuestion {
+                    id: 1,
+                    question: "《猫眼三姐妹》的配音是谁？".into(),
+                    query: "猫眼三姐妹 配音".into(),
+                    status: BranchStatus::Running,
+                    ..SubQuestion::default()
+                }],
+                verdict: None,
+            }],
+            ..ResearchPlan::default()
+        };
+        let t = Lang::ZhCn.texts();
+        let running = plan_lines(&plan, t);
+        assert_eq!(running[0], "第 1 轮（最多 4 轮）");
+        assert_eq!(
+            running[1],
+            "  Q1 [进行中] 《猫眼三姐妹》的配音是谁？ (猫眼三姐妹 配音)"
+        );
+        plan.loops[0].sub_questions[0].status = BranchStatus::Done;
+        plan.loops[0].sub_questions[0].evidence = Some(Evidence {
+            statement: "张欣为内海俊夫配音（推测）".into(),
+            reliability: Reliability::Low,
+            numbers: vec![3, 7],
+        });
+        plan.loops[0].verdict = Some(Verdict {
+            sufficient: true,
+            chain: "锚点 → [3]".into(),
+            prune: vec![],
+        });
+        plan.stop = Some(StopReason::Sufficient);
+        let done = plan_lines(&plan, t);
+        assert!(
+            done[1].contains("[完成]")
+                && done[1].contains("证据: 张欣为内海俊夫配音（推测） [3][7] (可靠性 低)"),
+            "{done:?}"
+        );
+        assert_eq!(done[2], "  → 推理链充分: 锚点 → [3]");
+        assert_eq!(done[3], "■ 推理链充分，研究结束");
+        assert_ne!(running[1], done[1], "a changed status prints again");
+    }
+}
