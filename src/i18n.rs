@@ -338,7 +338,7 @@ pub const EN: Texts = Texts {
     sources_label: "Sources",
     sources_auto: "Auto",
     sources_web: "Web",
-    sources_knowledge: "Knowledge base",
+    sources_knowledge: "Knowledge",
     sources_both: "Both",
     sources_help: "Auto: the web through SearXNG while it is up, the local knowledge base when it is not.",
     language_label: "Language",

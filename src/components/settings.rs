@@ -177,7 +177,7 @@ pub fn SettingsPanel(settings: RwSignal<Settings>) -> impl IntoView {
                 </label>
                 <p class="field-note" id="search-switch-note">{switch_note}</p>
             </div>
-            <div class="field">
+            <div class="field sources-field">
                 <span class="field-label" id="sources-label">{t.sources_label}</span>
                 <div class="modes sources" role="radiogroup" aria-labelledby="sources-label" aria-describedby="sources-note">
                     {Sources::ALL
@@ -201,7 +201,7 @@ pub fn SettingsPanel(settings: RwSignal<Settings>) -> impl IntoView {
                 </div>
                 <p class="field-note" id="sources-note">{t.sources_help}</p>
             </div>
-            <div class="field">
+            <div class="field language-field">
                 <label class="field-label" for="language">{t.language_label}</label>
                 <select
                     id="language"
