@@ -566,6 +566,53 @@ impl Run<'_> {
     }
 }
 
+/// The final result for benchmark scripts: the answer, 结论 and confidence, the evidence
+/// with its sources, every source cited or retrieved, and the plan.
+pub fn result_json(exchange: &Exchange) -> serde_json::Value {
+    let plan = exchange.research.clone().unwrap_or_default();
+    let evidence: Vec<serde_json::Value> = plan
+        .sub_questions()
+        .filter_map(|sub| {
+            sub.evidence.as_ref().map(|e| {
+                serde_json::json!({
+                    "sub_question": sub.question,
+                    "statement": e.statement,
+                    "reliability": e.reliability,
+                    "sources": e.numbers,
+                })
+            })
+        })
+        .collect();
+    let sources: Vec<serde_json::Value> = exchange
+        .sources
+        .iter()
+        .map(|entry| {
+            serde_json::json!({
+                "number": entry.number,
+                "title": entry.title,
+                "url": entry.url,
+                "cited": exchange.cited.contains(&entry.number),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "question": exchange.question,
+        "mode": exchange.mode,
+        "answer": exchange.answer,
+        "conclusion": plan.conclusion.as_ref().map(|c| c.answer.clone()),
+        "confidence": plan.conclusion.as_ref().map(|c| c.confidence),
+        "evidence": evidence,
+        "cited": exchange.cited,
+        "sources": sources,
+        "loops": plan.loops.len(),
+        "stop": plan.stop,
+        "plan": plan,
+        "notices": exchange.notices,
+        "offline": exchange.offline,
+        "stopped": exchange.stopped,
+    })
+}
+
 #[tracing::instrument(skip_all, fields(answer = input.id))]
 pub async fn run(
     state: &AppState,

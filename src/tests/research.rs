@@ -301,6 +301,24 @@ async fn two_loops_with_a_pruned_direction_number_deterministically() {
         exchange.answer
     );
     assert_eq!(exchange.cited, vec![6, 10]);
+    // What `cited ask --mode research --json` prints for benchmark scripts.
+    let result = research::result_json(&exchange);
+    assert_eq!(result["conclusion"], "Gamma");
+    assert_eq!(result["confidence"], "high");
+    assert_eq!(result["loops"], 2);
+    assert_eq!(result["stop"], "sufficient");
+    assert_eq!(result["cited"], json!([6, 10]));
+    assert_eq!(
+        result["evidence"][0]["statement"],
+        "Alpha Corp was founded in 1901."
+    );
+    assert_eq!(result["evidence"][0]["sources"], json!([1, 6]));
+    assert_eq!(result["evidence"][0]["reliability"], "high");
+    let sources = result["sources"].as_array().unwrap();
+    assert_eq!(sources.len(), 12);
+    assert!(sources
+        .iter()
+        .any(|s| s["number"] == 6 && s["cited"] == true));
     let conclusion = plan.conclusion.unwrap();
     assert_eq!(conclusion.answer, "Gamma");
     assert_eq!(conclusion.confidence, Reliability::High);
