@@ -18,6 +18,25 @@ use tokio::sync::oneshot;
 use crate::ssr::config::Config;
 use crate::ssr::state::AppState;
 
+/// A checked configuration for pipeline tests: SearXNG at `searxng_url`, web search only
+/// (these tests are about SearXNG: no fallback to the knowledge base), then `extra`, which
+/// wins over both.
+pub fn pipeline_config(searxng_url: &str, extra: &[(&str, &str)]) -> Config {
+    crate::ssr::install_crypto_provider();
+    let (config, warnings) = Config::from_vars(|name| {
+        if let Some((_, value)) = extra.iter().find(|(key, _)| *key == name) {
+            return Some(value.to_string());
+        }
+        match name {
+            "CITED_SEARXNG_URL" => Some(searxng_url.to_string()),
+            "CITED_SOURCES" => Some("web".to_string()),
+            _ => None,
+        }
+    });
+    assert!(warnings.is_empty(), "{warnings:?}");
+    config
+}
+
 /// A running server; dropping it shuts the server down.
 pub struct TestServer {
     pub addr: SocketAddr,

@@ -25,6 +25,18 @@ pub struct Marker {
     pub numbers: Vec<u32>,
 }
 
+/// `text` with every marker group removed (the text around them kept as it is).
+pub fn strip(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut pos = 0;
+    for marker in scan(text) {
+        out.push_str(&text[pos..marker.range.start]);
+        pos = marker.range.end;
+    }
+    out.push_str(&text[pos..]);
+    out
+}
+
 /// All marker groups in `text`, in order.
 pub fn scan(text: &str) -> Vec<Marker> {
     let bytes = text.as_bytes();

@@ -30,6 +30,38 @@ fn sources_name(t: &'static crate::i18n::Texts, sources: Sources) -> &'static st
     }
 }
 
+/// Native radios drawn as a segmented control (the mode and the sources).
+fn segments<T>(
+    name: &'static str,
+    options: impl IntoIterator<Item = T>,
+    value_of: fn(T) -> &'static str,
+    label_of: impl Fn(T) -> &'static str,
+    current: impl Fn() -> T + Copy + Send + Sync + 'static,
+    choose: impl Fn(T) + Copy + Send + Sync + 'static,
+) -> impl IntoView
+where
+    T: Copy + PartialEq + Send + Sync + 'static,
+{
+    options
+        .into_iter()
+        .map(|option| {
+            view! {
+                <label class="mode">
+                    <input
+                        type="radio"
+                        name=name
+                        value=value_of(option)
+                        prop:checked=move || current() == option
+                        checked=current() == option
+                        on:change=move |_| choose(option)
+                    />
+                    <span>{label_of(option)}</span>
+                </label>
+            }
+        })
+        .collect_view()
+}
+
 /// An update that changes nothing; each change fills in its one field.
 fn blank() -> UpdateSettings {
     UpdateSettings {
@@ -138,24 +170,7 @@ pub fn SettingsPanel(settings: RwSignal<Settings>) -> impl IntoView {
             <div class="field">
                 <span class="field-label" id="mode-label">{t.mode}</span>
                 <div class="modes" role="radiogroup" aria-labelledby="mode-label">
-                    {Mode::ALL
-                        .into_iter()
-                        .map(|option| {
-                            view! {
-                                <label class="mode">
-                                    <input
-                                        type="radio"
-                                        name="mode"
-                                        value=option.as_str()
-                                        prop:checked=move || mode() == option
-                                        checked=mode() == option
-                                        on:change=move |_| choose_mode(option)
-                                    />
-                                    <span>{lang.mode_name(option)}</span>
-                                </label>
-                            }
-                        })
-                        .collect_view()}
+                    {segments("mode", Mode::ALL, Mode::as_str, move |m| lang.mode_name(m), mode, choose_mode)}
                 </div>
             </div>
             <div class="field switch-field" class:disabled=move || !mode().has_search_switch()>
@@ -180,24 +195,7 @@ pub fn SettingsPanel(settings: RwSignal<Settings>) -> impl IntoView {
             <div class="field sources-field">
                 <span class="field-label" id="sources-label">{t.sources_label}</span>
                 <div class="modes sources" role="radiogroup" aria-labelledby="sources-label" aria-describedby="sources-note">
-                    {Sources::ALL
-                        .into_iter()
-                        .map(|option| {
-                            view! {
-                                <label class="mode">
-                                    <input
-                                        type="radio"
-                                        name="sources"
-                                        value=option.as_str()
-                                        prop:checked=move || sources() == option
-                                        checked=sources() == option
-                                        on:change=move |_| choose_sources(option)
-                                    />
-                                    <span>{sources_name(t, option)}</span>
-                                </label>
-                            }
-                        })
-                        .collect_view()}
+                    {segments("sources", Sources::ALL, Sources::as_str, move |o| sources_name(t, o), sources, choose_sources)}
                 </div>
                 <p class="field-note" id="sources-note">{t.sources_help}</p>
             </div>

@@ -13,7 +13,6 @@ use super::searxng;
 use crate::i18n::Lang;
 use crate::model::{AnswerEvent, Exchange, Mode, Step};
 use crate::ssr::chat::{self, ChatInput};
-use crate::ssr::config::Config;
 use crate::ssr::llm::{
     ChatEvent, ChatModel, ChatRequest, ChatStream, FinishReason, LlmError, Message, ModelKind,
     ToolCall,
@@ -101,22 +100,7 @@ impl ChatModel for AgentScript {
 }
 
 fn harness(model: Arc<dyn ChatModel>, extra: &[(&str, &str)]) -> (AppState, Arc<Session>) {
-    crate::ssr::install_crypto_provider();
-    let url = searxng::shared().url.clone();
-    let (config, warnings) = Config::from_vars(|name| {
-        // These tests are about SearXNG itself: no fallback to the knowledge base.
-        if name == "CITED_SOURCES" && !extra.iter().any(|(key, _)| *key == name) {
-            return Some("web".to_string());
-        }
-        if name == "CITED_SEARXNG_URL" {
-            return Some(url.clone());
-        }
-        extra
-            .iter()
-            .find(|(key, _)| *key == name)
-            .map(|(_, value)| value.to_string())
-    });
-    assert!(warnings.is_empty(), "{warnings:?}");
+    let config = super::pipeline_config(&searxng::shared().url, extra);
     let mut state = AppState::new(config);
     state.llm = model;
     (

@@ -13,7 +13,6 @@ use super::searxng;
 use crate::i18n::Lang;
 use crate::model::{AnswerEvent, Exchange, Level, LineDecoder, Mode};
 use crate::ssr::chat::{self, ChatInput};
-use crate::ssr::config::Config;
 use crate::ssr::llm::{
     ChatEvent, ChatModel, ChatRequest, ChatStream, LlmError, Message, ModelKind,
 };
@@ -109,21 +108,7 @@ struct Harness {
 }
 
 fn harness(searxng_url: &str, model: Arc<Scripted>, extra: &[(&str, &str)]) -> Harness {
-    crate::ssr::install_crypto_provider();
-    let (config, warnings) = Config::from_vars(|name| {
-        // These tests are about SearXNG itself: no fallback to the knowledge base.
-        if name == "CITED_SOURCES" && !extra.iter().any(|(key, _)| *key == name) {
-            return Some("web".to_string());
-        }
-        if name == "CITED_SEARXNG_URL" {
-            return Some(searxng_url.to_string());
-        }
-        extra
-            .iter()
-            .find(|(key, _)| *key == name)
-            .map(|(_, value)| value.to_string())
-    });
-    assert!(warnings.is_empty(), "{warnings:?}");
+    let config = super::pipeline_config(searxng_url, extra);
     let mut state = AppState::new(config);
     let search = Arc::new(Counting {
         inner: state.search.clone(),

@@ -153,21 +153,12 @@ impl SearchProvider for DownFor {
     }
 }
 
+/// The shared SearXNG, its "local wiki" engine as the encyclopedia, then `extra`.
 fn config(extra: &[(&str, &str)]) -> Config {
-    let url = searxng::shared().url.clone();
-    let (config, warnings) = Config::from_vars(|name| {
-        if let Some((_, value)) = extra.iter().find(|(key, _)| *key == name) {
-            return Some(value.to_string());
-        }
-        match name {
-            "CITED_SEARXNG_URL" => Some(url.clone()),
-            "CITED_RESEARCH_ENCYCLOPEDIA_ENGINES" => Some("local wiki".to_string()),
-            "CITED_SOURCES" => Some("web".to_string()),
-            _ => None,
-        }
-    });
-    assert!(warnings.is_empty(), "{warnings:?}");
-    config
+    // The first match wins: `extra` before the default.
+    let mut vars = extra.to_vec();
+    vars.push(("CITED_RESEARCH_ENCYCLOPEDIA_ENGINES", "local wiki"));
+    super::pipeline_config(&searxng::shared().url, &vars)
 }
 
 fn harness(model: Arc<dyn ChatModel>, extra: &[(&str, &str)]) -> (AppState, Arc<Session>) {

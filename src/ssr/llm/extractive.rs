@@ -136,14 +136,7 @@ struct Candidate {
 /// (they would point at this answer's numbers), backticks neutralised (a stray fence would
 /// turn the rest into code), and leading Markdown block syntax dropped.
 fn clean(sentence: &str) -> String {
-    let mut text = String::with_capacity(sentence.len());
-    let mut pos = 0;
-    for marker in crate::citation::markers::scan(sentence) {
-        text.push_str(&sentence[pos..marker.range.start]);
-        pos = marker.range.end;
-    }
-    text.push_str(&sentence[pos..]);
-    let text = text.replace('`', "'");
+    let text = crate::citation::markers::strip(sentence).replace('`', "'");
     let trimmed = text.trim_start_matches(['#', '>', '-', '*', '+', '|', ' ', '\t']);
     let trimmed = match trimmed.split_once(". ") {
         Some((number, rest))

@@ -442,14 +442,10 @@ fn offline_summary(question: &str, sources: &[Arc<CitationEntry>]) -> Summary {
 
 /// `text` without its citation markers, whitespace tidied.
 pub fn strip_markers(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut pos = 0;
-    for marker in crate::citation::markers::scan(text) {
-        out.push_str(&text[pos..marker.range.start]);
-        pos = marker.range.end;
-    }
-    out.push_str(&text[pos..]);
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
+    crate::citation::markers::strip(text)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 // ---- Lenient readers: each takes the parsed object and returns the typed step output, or
