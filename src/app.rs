@@ -6,7 +6,7 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{SsrMode, StaticSegment};
 
 use crate::components::workspace::HomePage;
-use crate::i18n::Lang;
+use crate::model::Lang;
 
 /// The HTML document the server renders around the app.
 pub fn shell(options: LeptosOptions) -> impl IntoView {

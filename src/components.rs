@@ -12,7 +12,8 @@ pub mod workspace;
 
 use leptos::prelude::use_context;
 
-use crate::i18n::{Lang, Texts};
+use crate::i18n::Texts;
+use crate::model::Lang;
 
 /// The UI language of the current page (zh-CN unless the app provided another).
 pub fn use_lang() -> Lang {

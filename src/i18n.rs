@@ -3,71 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::Mode;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub enum Lang {
-    #[default]
-    ZhCn,
-    En,
-}
-
-impl Lang {
-    pub const ALL: [Lang; 2] = [Lang::ZhCn, Lang::En];
-
-    /// The BCP 47 tag, as in `<html lang>` and forms.
-    pub fn code(self) -> &'static str {
-        match self {
-            Lang::ZhCn => "zh-CN",
-            Lang::En => "en",
-        }
-    }
-
-    /// A tag cited speaks: `zh`, `zh-CN`, `zh-Hans`… or `en`, `en-GB`…
-    pub fn parse(tag: &str) -> Option<Lang> {
-        let primary = tag.trim().split(['-', '_']).next()?.to_ascii_lowercase();
-        match primary.as_str() {
-            "zh" => Some(Lang::ZhCn),
-            "en" => Some(Lang::En),
-            _ => None,
-        }
-    }
-
-    /// The language an `Accept-Language` header prefers among those cited speaks (highest
-    /// q first, then order); zh-CN when it names none of them.
-    pub fn from_accept_language(header: &str) -> Lang {
-        let mut best: Option<(f32, usize, Lang)> = None;
-        for (position, item) in header.split(',').enumerate() {
-            let mut pieces = item.split(';');
-            let Some(lang) = pieces.next().and_then(Lang::parse) else {
-                continue;
-            };
-            let q = pieces
-                .find_map(|p| p.trim().strip_prefix("q="))
-                .and_then(|q| q.trim().parse::<f32>().ok())
-                .unwrap_or(1.0);
-            if q <= 0.0 {
-                continue;
-            }
-            let better = match best {
-                None => true,
-                Some((best_q, _, _)) => q > best_q,
-            };
-            if better {
-                best = Some((q, position, lang));
-            }
-        }
-        best.map(|(_, _, lang)| lang).unwrap_or_default()
-    }
-
-    /// The language's own name, for the switch.
-    pub fn name(self) -> &'static str {
-        match self {
-            Lang::ZhCn => "中文",
-            Lang::En => "English",
-        }
-    }
-}
+use crate::model::{Lang, Mode};
 
 /// The strings of one UI language.
 #[derive(Debug)]

@@ -13,6 +13,7 @@ pub mod error;
 pub mod i18n;
 pub mod model;
 pub mod server_fns;
+pub mod text;
 
 #[cfg(feature = "ssr")]
 pub mod ssr;

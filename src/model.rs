@@ -3,6 +3,74 @@
 
 use serde::{Deserialize, Serialize};
 
+/// A language cited's UI speaks. On the wire it is its BCP 47 tag (`zh-CN`, `en`), the same
+/// value forms and `<html lang>` use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Lang {
+    #[default]
+    #[serde(rename = "zh-CN")]
+    ZhCn,
+    #[serde(rename = "en")]
+    En,
+}
+
+impl Lang {
+    pub const ALL: [Lang; 2] = [Lang::ZhCn, Lang::En];
+
+    /// The BCP 47 tag, as in `<html lang>` and forms.
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::ZhCn => "zh-CN",
+            Lang::En => "en",
+        }
+    }
+
+    /// A tag cited speaks: `zh`, `zh-CN`, `zh-Hans`… or `en`, `en-GB`…
+    pub fn parse(tag: &str) -> Option<Lang> {
+        let primary = tag.trim().split(['-', '_']).next()?.to_ascii_lowercase();
+        match primary.as_str() {
+            "zh" => Some(Lang::ZhCn),
+            "en" => Some(Lang::En),
+            _ => None,
+        }
+    }
+
+    /// The language an `Accept-Language` header prefers among those cited speaks (highest
+    /// q first, then order); zh-CN when it names none of them.
+    pub fn from_accept_language(header: &str) -> Lang {
+        let mut best: Option<(f32, usize, Lang)> = None;
+        for (position, item) in header.split(',').enumerate() {
+            let mut pieces = item.split(';');
+            let Some(lang) = pieces.next().and_then(Lang::parse) else {
+                continue;
+            };
+            let q = pieces
+                .find_map(|p| p.trim().strip_prefix("q="))
+                .and_then(|q| q.trim().parse::<f32>().ok())
+                .unwrap_or(1.0);
+            if q <= 0.0 {
+                continue;
+            }
+            let better = match best {
+                None => true,
+                Some((best_q, _, _)) => q > best_q,
+            };
+            if better {
+                best = Some((q, position, lang));
+            }
+        }
+        best.map(|(_, _, lang)| lang).unwrap_or_default()
+    }
+
+    /// The language's own name, for the switch.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lang::ZhCn => "中文",
+            Lang::En => "English",
+        }
+    }
+}
+
 /// The three ways cited answers (PRODUCT.md "The three modes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -105,7 +173,7 @@ pub struct Settings {
     pub sources: Option<Sources>,
     /// The UI language; `None` follows the browser's Accept-Language.
     #[serde(default)]
-    pub lang: Option<crate::i18n::Lang>,
+    pub lang: Option<Lang>,
 }
 
 impl Default for Settings {
@@ -149,6 +217,24 @@ pub struct Source {
     pub kind: SourceKind,
 }
 
+/// One numbered source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CitationEntry {
+    pub number: u32,
+    pub url: String,
+    pub title: String,
+    pub domain: String,
+    pub snippet: String,
+    /// The query of the round that first found it.
+    pub query: String,
+    /// The 1-based search round that first found it.
+    pub round: u32,
+    pub kind: SourceKind,
+    /// Later rounds that found the same URL again (dedup mode only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_in_rounds: Vec<u32>,
+}
+
 /// The health of an outside service (SearXNG, the model), as the settings panel shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServiceStatus {
@@ -184,7 +270,7 @@ pub struct Exchange {
     /// The answer text with its citation markers, exactly as the model wrote it.
     pub answer: String,
     /// Every source retrieved for this answer, numbered.
-    pub sources: Vec<std::sync::Arc<crate::citation::CitationEntry>>,
+    pub sources: Vec<std::sync::Arc<CitationEntry>>,
     /// The numbers the answer cites, sorted.
     pub cited: Vec<u32>,
     pub notices: Vec<Notice>,
@@ -367,7 +453,7 @@ pub enum AnswerEvent {
     },
     /// The numbered sources the answer may cite.
     Sources {
-        sources: Vec<std::sync::Arc<crate::citation::CitationEntry>>,
+        sources: Vec<std::sync::Arc<CitationEntry>>,
     },
     /// A piece of answer text.
     Token {

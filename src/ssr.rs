@@ -3,22 +3,19 @@
 
 pub mod agent;
 pub mod chat;
+pub mod cli;
 pub mod config;
 pub mod doctor;
 pub mod fetch;
 pub mod knowledge;
 pub mod llm;
+pub mod messages;
+pub mod net;
 pub mod prompts;
+pub mod request;
 pub mod research;
 pub mod search;
-pub mod serve;
 pub mod session;
 pub mod state;
 pub mod tolerant;
-
-/// Chooses rustls' crypto provider (ring) for every HTTPS client in the process. reqwest is
-/// built without a default provider so that the slow-to-build aws-lc-sys is never compiled.
-/// Safe to call more than once.
-pub fn install_crypto_provider() {
-    let _already_installed = rustls::crypto::ring::default_provider().install_default();
-}
+pub mod web;

@@ -22,7 +22,7 @@ use crate::ssr::state::AppState;
 /// (these tests are about SearXNG: no fallback to the knowledge base), then `extra`, which
 /// wins over both.
 pub fn pipeline_config(searxng_url: &str, extra: &[(&str, &str)]) -> Config {
-    crate::ssr::install_crypto_provider();
+    crate::ssr::net::install_crypto_provider();
     let (config, warnings) = Config::from_vars(|name| {
         if let Some((_, value)) = extra.iter().find(|(key, _)| *key == name) {
             return Some(value.to_string());
@@ -45,7 +45,7 @@ pub struct TestServer {
 
 impl TestServer {
     pub async fn start(vars: &[(&str, &str)]) -> TestServer {
-        crate::ssr::install_crypto_provider();
+        crate::ssr::net::install_crypto_provider();
         let (config, warnings) = Config::from_vars(|name| {
             vars.iter()
                 .find(|(key, _)| *key == name)
@@ -55,7 +55,7 @@ impl TestServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (shutdown, stopped) = oneshot::channel::<()>();
-        tokio::spawn(crate::ssr::serve::run(
+        tokio::spawn(crate::ssr::web::run(
             listener,
             AppState::new(config),
             async move {

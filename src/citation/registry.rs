@@ -15,25 +15,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::citation::urls;
+pub use crate::model::CitationEntry;
 use crate::model::{Source, SourceKind};
 
-/// One numbered source.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CitationEntry {
-    pub number: u32,
-    pub url: String,
-    pub title: String,
-    pub domain: String,
-    pub snippet: String,
-    /// The query of the round that first found it.
-    pub query: String,
-    /// The 1-based search round that first found it.
-    pub round: u32,
-    pub kind: SourceKind,
-    /// Later rounds that found the same URL again (dedup mode only).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub also_in_rounds: Vec<u32>,
-}
 
 /// One search round: its query and the numbers its results got, in result order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

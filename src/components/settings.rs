@@ -8,7 +8,7 @@ use leptos::prelude::*;
 
 use crate::components::service_status::SearchStatus;
 use crate::components::{use_lang, use_texts};
-use crate::i18n::Lang;
+use crate::model::Lang;
 use crate::model::{Mode, Settings, Sources};
 use crate::server_fns::UpdateSettings;
 

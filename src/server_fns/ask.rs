@@ -20,8 +20,8 @@ pub async fn ask(question: String) -> Result<ByteStream<AppError>, AppError> {
         }
         AppError::BadInput(message.to_string())
     };
-    let session = crate::ssr::session::current().ok_or(AppError::NoSession)?;
-    let lang = crate::ssr::session::request_lang();
+    let session = crate::ssr::request::current().ok_or(AppError::NoSession)?;
+    let lang = crate::ssr::request::request_lang();
     let t = lang.texts();
     let question = question.trim().to_string();
     let length = question.chars().count();

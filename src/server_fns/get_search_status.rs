@@ -11,7 +11,6 @@ pub async fn get_search_status(
 ) -> Result<ServiceStatus, AppError> {
     use std::time::Duration;
 
-    use crate::components::use_lang;
     use crate::ssr::state::AppState;
 
     let state = use_context::<AppState>().ok_or(AppError::Internal)?;
@@ -22,7 +21,7 @@ pub async fn get_search_status(
         url: state.search_health.url(),
         message: result
             .err()
-            .map(|error| error.user_message(use_lang()))
+            .map(|error| crate::ssr::messages::search_error(crate::ssr::request::request_lang(), &error))
             .unwrap_or_default(),
     })
 }

@@ -7,7 +7,7 @@ use crate::model::Settings;
 /// server's defaults filled in where the session has not chosen.
 #[server(prefix = "/api", endpoint = "get_settings")]
 pub async fn get_settings() -> Result<Settings, AppError> {
-    let session = crate::ssr::session::current().ok_or(AppError::NoSession)?;
+    let session = crate::ssr::request::current().ok_or(AppError::NoSession)?;
     Ok(effective(session.settings()))
 }
 
@@ -18,7 +18,7 @@ pub fn effective(mut settings: Settings) -> Settings {
         settings.sources = use_context::<crate::ssr::state::AppState>().map(|s| s.config.sources);
     }
     if settings.lang.is_none() {
-        settings.lang = Some(crate::ssr::session::request_lang());
+        settings.lang = Some(crate::ssr::request::request_lang());
     }
     settings
 }

@@ -12,9 +12,9 @@ pub async fn update_settings(
     #[server(default)] sources: Option<Sources>,
     #[server(default)] lang: Option<String>,
 ) -> Result<Settings, AppError> {
-    let session = crate::ssr::session::current().ok_or(AppError::NoSession)?;
+    let session = crate::ssr::request::current().ok_or(AppError::NoSession)?;
     let lang = match lang {
-        Some(raw) => Some(crate::i18n::Lang::parse(&raw).ok_or_else(|| {
+        Some(raw) => Some(crate::model::Lang::parse(&raw).ok_or_else(|| {
             // The client's mistake: 400, not 500.
             if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
                 response.set_status(axum::http::StatusCode::BAD_REQUEST);

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::citation::prompt::{chat_block, PromptLang};
 use crate::citation::{render, used_numbers, Lookup, Registry};
-use crate::i18n::Lang;
+use crate::model::Lang;
 use crate::model::{AnswerEvent, Exchange, Level, Mode, Notice};
 use crate::ssr::llm::{budget, AnswerContext, ChatEvent, ChatRequest, Message, ModelKind};
 use crate::ssr::prompts::{self, ChatSearch};

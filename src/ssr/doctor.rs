@@ -7,7 +7,7 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::Value;
 
-use crate::i18n::Lang;
+use crate::model::Lang;
 use crate::ssr::config::{Config, LlmConfig};
 use crate::ssr::search::health;
 use crate::ssr::search::searxng::Searxng;
@@ -50,7 +50,7 @@ pub async fn run(config: &Config) -> Vec<Finding> {
         Err(error) => Finding {
             verdict: Verdict::Problem,
             subject: "SearXNG",
-            text: error.user_message(Lang::En),
+            text: crate::ssr::messages::search_error(Lang::En, &error),
         },
     };
     let model = match &config.llm {
@@ -69,7 +69,7 @@ pub async fn run(config: &Config) -> Vec<Finding> {
 
 /// Asks the endpoint for its model list: reachable, key accepted, model offered.
 pub async fn check_model(llm: &LlmConfig) -> Finding {
-    crate::ssr::install_crypto_provider();
+    crate::ssr::net::install_crypto_provider();
     let problem = |text: String| Finding {
         verdict: Verdict::Problem,
         subject: "model",

@@ -154,7 +154,7 @@ async fn checked_address(url: &Url, policy: &FetchPolicy) -> Result<SocketAddr, 
 
 /// Fetches `url` and returns its readable text.
 pub async fn deep_read(url: &str, policy: &FetchPolicy) -> Result<Page, FetchError> {
-    crate::ssr::install_crypto_provider();
+    crate::ssr::net::install_crypto_provider();
     let mut current = Url::parse(url).map_err(|_| FetchError::NotHttp {
         url: url.to_string(),
     })?;
@@ -170,7 +170,7 @@ pub async fn deep_read(url: &str, policy: &FetchPolicy) -> Result<Page, FetchErr
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .resolve(&host, addr)
-            .user_agent(crate::ssr::search::searxng::USER_AGENT_VALUE)
+            .user_agent(crate::ssr::net::USER_AGENT_VALUE)
             .build()
             .map_err(|source| FetchError::Transport {
                 url: current.to_string(),

@@ -21,7 +21,7 @@ use futures_util::Stream;
 use serde_json::{json, Value};
 
 use crate::citation::CitationEntry;
-use crate::i18n::Lang;
+use crate::model::Lang;
 
 /// One message of the conversation sent to the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -260,110 +260,4 @@ pub enum LlmError {
 }
 
 impl LlmError {
-    /// What happened and what to do, for the person using cited.
-    pub fn user_message(&self, lang: Lang) -> String {
-        let zh = lang == Lang::ZhCn;
-        match self {
-            LlmError::Unreachable { url, .. } => {
-                if zh {
-                    format!("语言模型不可用：无法连接 {url}。请确认模型服务正在运行（Ollama：`ollama serve`），并检查 CITED_LLM_BASE_URL。")
-                } else {
-                    format!("The language model is unavailable: cannot connect to {url}. Is the model server running (Ollama: `ollama serve`)? Check CITED_LLM_BASE_URL.")
-                }
-            }
-            LlmError::Timeout { url, after } => {
-                if zh {
-                    format!(
-                        "语言模型超时：{url} 在 {} 秒内没有回答。请稍后再试。",
-                        after.as_secs()
-                    )
-                } else {
-                    format!("The language model timed out: {url} did not answer within {} s. Try again later.", after.as_secs())
-                }
-            }
-            LlmError::IdleTimeout { after } => {
-                if zh {
-                    format!(
-                        "语言模型中途停止了输出（{} 秒无响应）。回答可能不完整，请重试。",
-                        after.as_secs()
-                    )
-                } else {
-                    format!("The language model stopped sending for {} s. The answer may be incomplete; try again.", after.as_secs())
-                }
-            }
-            LlmError::Unauthorized { status } => {
-                if zh {
-                    format!("语言模型拒绝了 API 密钥（{status}）。请检查 CITED_LLM_API_KEY（或 OPENAI_API_KEY）。")
-                } else {
-                    format!("The model server rejected the API key ({status}). Check CITED_LLM_API_KEY (or OPENAI_API_KEY).")
-                }
-            }
-            LlmError::ModelNotFound { model } => {
-                if zh {
-                    format!("模型服务没有名为 {model} 的模型。请把 CITED_LLM_MODEL 设为它提供的模型（`cited doctor` 会列出）。")
-                } else {
-                    format!("The model server has no model named {model}. Set CITED_LLM_MODEL to one it offers (`cited doctor` lists them).")
-                }
-            }
-            LlmError::ContextTooLong { .. } => {
-                if zh {
-                    "对话超出了模型的上下文长度。请用 /reset 开始新的对话，或调小 CITED_LLM_CONTEXT_CHARS。".to_string()
-                } else {
-                    "The conversation is longer than the model's context window. Start over with /reset, or lower CITED_LLM_CONTEXT_CHARS.".to_string()
-                }
-            }
-            LlmError::RateLimited { retry_after } => {
-                let wait = retry_after.map(|d| d.as_secs()).unwrap_or(30);
-                if zh {
-                    format!("模型服务限流（429），重试后仍失败。请约 {wait} 秒后再试。")
-                } else {
-                    format!("The model server is rate limiting (429) and retries did not help. Try again in about {wait} s.")
-                }
-            }
-            LlmError::Server { status, .. } => {
-                if zh {
-                    format!("模型服务出错（{status}），重试后仍失败。请稍后再试。")
-                } else {
-                    format!("The model server failed ({status}) and retries did not help. Try again later.")
-                }
-            }
-            LlmError::BadRequest { status, message } => {
-                if zh {
-                    format!("模型服务拒绝了请求（{status}）：{message}")
-                } else {
-                    format!("The model server rejected the request ({status}): {message}")
-                }
-            }
-            LlmError::Truncated => {
-                if zh {
-                    "模型的输出在结束前被切断。回答可能不完整，请重试。".to_string()
-                } else {
-                    "The model's stream was cut before it finished. The answer may be incomplete; try again.".to_string()
-                }
-            }
-            LlmError::Malformed { .. } => {
-                if zh {
-                    "模型服务返回了无法解析的数据。它是否兼容 OpenAI 接口？".to_string()
-                } else {
-                    "The model server sent data that cannot be read. Is it OpenAI-compatible?"
-                        .to_string()
-                }
-            }
-            LlmError::ToolArgs { name, .. } => {
-                if zh {
-                    format!("模型调用工具 {name} 时给出了无效的参数。")
-                } else {
-                    format!("The model called the tool {name} with invalid arguments.")
-                }
-            }
-            LlmError::Transport { .. } => {
-                if zh {
-                    "与模型服务的连接出错。请检查网络后重试。".to_string()
-                } else {
-                    "The connection to the model server failed. Check the network and try again."
-                        .to_string()
-                }
-            }
-        }
-    }
 }

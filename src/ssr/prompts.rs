@@ -3,7 +3,7 @@
 
 pub mod research;
 
-use crate::ssr::search::has_han;
+use crate::text::has_han;
 
 /// What the Chat prompt says about search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

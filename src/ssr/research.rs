@@ -33,7 +33,7 @@ use crate::ssr::chat::{
 };
 use crate::ssr::llm::{AnswerContext, ChatRequest, LlmError, Message, ModelKind};
 use crate::ssr::prompts::research::{self as prompts, PlanContext};
-use crate::ssr::search::has_han;
+use crate::text::has_han;
 use crate::ssr::session::Session;
 use crate::ssr::state::AppState;
 use branch::{Env, Outcome};

@@ -11,11 +11,6 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use axum::extract::{Request, State};
-use axum::http::header::{COOKIE, SET_COOKIE};
-use axum::http::HeaderValue;
-use axum::middleware::Next;
-use axum::response::Response;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -24,9 +19,6 @@ use tokio_util::sync::CancellationToken;
 use crate::citation::Registry;
 use crate::model::{Exchange, Settings};
 use crate::ssr::search::cache::SearchCache;
-use crate::ssr::state::AppState;
-
-pub const COOKIE_NAME: &str = "cited_session";
 
 /// The most sessions kept at once; past it the least recently used one is dropped, so a
 /// flood of cookie-less requests cannot grow memory without bound.
@@ -43,7 +35,7 @@ impl SessionId {
         SessionId(bytes)
     }
 
-    fn parse(raw: &str) -> Option<SessionId> {
+    pub fn parse(raw: &str) -> Option<SessionId> {
         if raw.len() != 32 || !raw.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
             return None;
         }
@@ -269,79 +261,6 @@ impl SessionStore {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-}
-
-/// Request extension carrying the caller's session to pages and server functions.
-#[derive(Clone)]
-pub struct CurrentSession(pub Arc<Session>);
-
-/// Middleware: finds or creates the session and hands it to the handler. Static files and
-/// `/healthz` pass through without one.
-pub async fn attach(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
-    let path = request.uri().path();
-    if path.starts_with("/pkg/") || path == "/healthz" || path == "/favicon.ico" {
-        return next.run(request).await;
-    }
-    let now = Instant::now();
-    let existing = request
-        .headers()
-        .get_all(COOKIE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .filter(|(name, _)| *name == COOKIE_NAME)
-        .find_map(|(_, value)| state.sessions.get(value, now));
-    let (session, created) = match existing {
-        Some(session) => (session, false),
-        None => (state.sessions.create(now), true),
-    };
-    if created {
-        tracing::debug!(session = ?session.id, "new session");
-    }
-    let id = session.id;
-    request.extensions_mut().insert(CurrentSession(session));
-    let mut response = next.run(request).await;
-    if created {
-        let cookie = format!("{COOKIE_NAME}={id}; Path=/; HttpOnly; SameSite=Lax");
-        if let Ok(value) = HeaderValue::from_str(&cookie) {
-            response.headers_mut().append(SET_COOKIE, value);
-        }
-    }
-    response
-}
-
-/// The UI language of a request: the session's choice, else the browser's Accept-Language.
-pub fn lang_for(session: Option<&Session>, headers: &axum::http::HeaderMap) -> crate::i18n::Lang {
-    if let Some(lang) = session.and_then(|s| s.settings().lang) {
-        return lang;
-    }
-    headers
-        .get(axum::http::header::ACCEPT_LANGUAGE)
-        .and_then(|value| value.to_str().ok())
-        .map(crate::i18n::Lang::from_accept_language)
-        .unwrap_or_default()
-}
-
-/// The UI language of the request being handled (page render or server function).
-pub fn request_lang() -> crate::i18n::Lang {
-    let Some(parts) = leptos::prelude::use_context::<axum::http::request::Parts>() else {
-        return crate::i18n::Lang::default();
-    };
-    let session = parts
-        .extensions
-        .get::<CurrentSession>()
-        .map(|c| c.0.clone());
-    lang_for(session.as_deref(), &parts.headers)
-}
-
-/// The session of the request being handled, inside a page render or a server function.
-pub fn current() -> Option<Arc<Session>> {
-    let parts = leptos::prelude::use_context::<axum::http::request::Parts>()?;
-    parts
-        .extensions
-        .get::<CurrentSession>()
-        .map(|current| current.0.clone())
 }
 
 #[cfg(test)]

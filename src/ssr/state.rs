@@ -2,12 +2,11 @@
 
 use std::sync::Arc;
 
-use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
 
 use std::time::Duration;
 
-use crate::i18n::Lang;
+use crate::model::Lang;
 use crate::model::{Level, Notice, Sources};
 use crate::ssr::config::Config;
 use crate::ssr::fetch::FetchPolicy;
@@ -114,11 +113,5 @@ impl AppState {
                 }
             }
         }
-    }
-}
-
-impl FromRef<AppState> for LeptosOptions {
-    fn from_ref(state: &AppState) -> LeptosOptions {
-        state.leptos_options.clone()
     }
 }

@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::searxng;
-use crate::i18n::Lang;
+use crate::model::Lang;
 use crate::model::{AnswerEvent, Exchange, Mode, Step};
 use crate::ssr::chat::{self, ChatInput};
 use crate::ssr::llm::{

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::searxng::{free_port, TempDir};
 use super::TestServer;
-use crate::i18n::Lang;
+use crate::model::Lang;
 use crate::model::{Exchange, Level, Mode, SourceKind};
 use crate::ssr::chat::ChatInput;
 use crate::ssr::config::Config;
@@ -172,7 +172,7 @@ async fn the_document_page_highlights_the_passage_and_serves_only_indexed_files(
 
 /// No SearXNG (a closed port), no model: the knowledge base and the extractive answerer.
 fn offline_state() -> AppState {
-    crate::ssr::install_crypto_provider();
+    crate::ssr::net::install_crypto_provider();
     let closed = format!("http://127.0.0.1:{}", free_port());
     let (config, warnings) = Config::from_vars(|name| match name {
         "CITED_SEARXNG_URL" => Some(closed.clone()),
@@ -254,7 +254,7 @@ async fn offline_every_mode_answers_from_the_projects_docs() {
 
 #[tokio::test]
 async fn sources_auto_uses_a_healthy_searxng_and_both_merges() {
-    crate::ssr::install_crypto_provider();
+    crate::ssr::net::install_crypto_provider();
     let url = super::searxng::shared().url.clone();
     let state_with = |sources: &str| {
         let sources = sources.to_string();

@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::searxng;
-use crate::i18n::Lang;
+use crate::model::Lang;
 use crate::model::{AnswerEvent, BranchStatus, Exchange, Mode, Reliability, StopReason};
 use crate::ssr::chat::ChatInput;
 use crate::ssr::config::Config;
@@ -162,7 +162,7 @@ fn config(extra: &[(&str, &str)]) -> Config {
 }
 
 fn harness(model: Arc<dyn ChatModel>, extra: &[(&str, &str)]) -> (AppState, Arc<Session>) {
-    crate::ssr::install_crypto_provider();
+    crate::ssr::net::install_crypto_provider();
     let mut state = AppState::new(config(extra));
     state.llm = model;
     // The encyclopedia fixture serves its articles from 127.0.0.1; let deep-read reach it.

@@ -14,7 +14,7 @@ use crate::ssr::search::searxng::Searxng;
 use crate::ssr::search::{health, SearchError, SearchOptions, SearchProvider};
 
 fn client(url: &str, extra: &[(&str, &str)]) -> Searxng {
-    crate::ssr::install_crypto_provider();
+    crate::ssr::net::install_crypto_provider();
     let (config, warnings) = Config::from_vars(|name| {
         if name == "CITED_SEARXNG_URL" {
             return Some(url.to_string());
@@ -121,8 +121,7 @@ async fn zero_results_with_failed_engines_is_an_error_naming_them() {
         panic!("{error:?}");
     };
     assert_eq!(unresponsive.len(), 2);
-    assert!(error
-        .user_message(crate::i18n::Lang::En)
+    assert!(crate::ssr::messages::search_error(crate::model::Lang::En, &error)
         .contains("local down, local slow"));
 }
 
@@ -149,8 +148,7 @@ async fn json_disabled_is_reported_with_its_fix() {
         matches!(error, SearchError::JsonDisabled { .. }),
         "{error:?}"
     );
-    assert!(error
-        .user_message(crate::i18n::Lang::ZhCn)
+    assert!(crate::ssr::messages::search_error(crate::model::Lang::ZhCn, &error)
         .contains("search.formats"));
     let health = health::check(&searxng).await.unwrap_err();
     assert!(
@@ -177,7 +175,7 @@ async fn nothing_listening_is_unreachable_with_the_start_command() {
         matches!(error, SearchError::Unreachable { .. }),
         "{error:?}"
     );
-    let message = error.user_message(crate::i18n::Lang::En);
+    let message = crate::ssr::messages::search_error(crate::model::Lang::En, &error);
     assert!(
         message.starts_with(&format!(
             "SearXNG is not running at http://127.0.0.1:{port}/"
@@ -314,8 +312,7 @@ async fn faults_become_typed_errors() {
         searxng("limited").search("rust", &options).await,
         "RateLimited",
     );
-    assert!(error
-        .user_message(crate::i18n::Lang::En)
+    assert!(crate::ssr::messages::search_error(crate::model::Lang::En, &error)
         .contains("limiter"));
     expect_error(searxng("broken").search("rust", &options).await, "Status");
     expect_error(searxng("html").search("rust", &options).await, "NotJson");

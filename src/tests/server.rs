@@ -91,7 +91,7 @@ fn effective(mode: Mode, search_enabled: bool) -> Settings {
         mode,
         search_enabled,
         sources: Some(crate::model::Sources::Auto),
-        lang: Some(crate::i18n::Lang::ZhCn),
+        lang: Some(crate::model::Lang::ZhCn),
     }
 }
 
@@ -116,11 +116,11 @@ async fn the_ui_language_follows_accept_language_until_the_user_picks_one() {
     assert!(html.contains(">Send<"), "{html}");
     assert_eq!(
         fetch(&client, &server).await.lang,
-        Some(crate::i18n::Lang::En)
+        Some(crate::model::Lang::En)
     );
     // The switch wins over the header, and is remembered.
     let saved = update(&client, &server, &[("lang", "zh-CN")]).await;
-    assert_eq!(saved.lang, Some(crate::i18n::Lang::ZhCn));
+    assert_eq!(saved.lang, Some(crate::model::Lang::ZhCn));
     let html = server.page(&client).await;
     assert!(html.contains(r#"<html lang="zh-CN""#), "{html}");
     assert!(html.contains(r#"aria-label="提问""#), "{html}");

@@ -20,7 +20,7 @@ use crate::ssr::llm::{
     AnswerContext, ChatEvent, ChatModel, ChatRequest, ChatStream, FinishReason, LlmError, Message,
     ModelKind, ToolCall,
 };
-use crate::ssr::search::has_han;
+use crate::text::has_han;
 
 /// Sentences in an answer.
 const MAX_SENTENCES: usize = 3;

@@ -65,7 +65,7 @@ pub struct OpenAiClient {
 
 impl OpenAiClient {
     pub fn new(config: &LlmConfig, options: ClientOptions) -> OpenAiClient {
-        crate::ssr::install_crypto_provider();
+        crate::ssr::net::install_crypto_provider();
         let http = reqwest::Client::builder()
             .connect_timeout(options.connect_timeout)
             .user_agent(concat!("cited/", env!("CARGO_PKG_VERSION")))

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use crate::citation::Registry;
-use crate::i18n::Lang;
+use crate::model::Lang;
 use crate::model::{Reliability, Source};
 use crate::ssr::config::ResearchConfig;
 use crate::ssr::fetch::{deep_read, FetchPolicy};
@@ -92,7 +92,7 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
         }
         Ok(results) => results.sources,
         Err(error) => {
-            outcome.error = Some(error.user_message(env.lang));
+            outcome.error = Some(crate::ssr::messages::search_error(env.lang, &error));
             return outcome;
         }
     };
@@ -116,7 +116,7 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
     {
         Ok(reflection) => reflection,
         Err(error) => {
-            outcome.error = Some(error.user_message(env.lang));
+            outcome.error = Some(crate::ssr::messages::llm_error(env.lang, &error));
             return outcome;
         }
     };
@@ -248,7 +248,7 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
                 outcome.evidence = Some(draft);
             }
         }
-        Err(error) => outcome.error = Some(error.user_message(env.lang)),
+        Err(error) => outcome.error = Some(crate::ssr::messages::llm_error(env.lang, &error)),
     }
     outcome
 }

@@ -20,7 +20,7 @@ use crate::ssr::llm::extractive;
 use crate::ssr::llm::{AnswerContext, ChatEvent, ChatModel, ChatRequest, LlmError, Message};
 use crate::ssr::prompts::research as prompts;
 use crate::ssr::prompts::research::PlanContext;
-use crate::ssr::search::has_han;
+use crate::text::has_han;
 use crate::ssr::tolerant;
 
 /// A sub-question as the planner proposed it.

@@ -105,9 +105,7 @@ impl HealthMonitor {
         let result = check(&self.searxng).await.map_err(std::sync::Arc::new);
         match &result {
             Ok(()) => tracing::info!(url = %self.url(), "SearXNG is up with JSON output on"),
-            Err(error) => {
-                tracing::warn!(url = %self.url(), "{}", error.user_message(crate::i18n::Lang::En))
-            }
+            Err(error) => tracing::warn!(url = %self.url(), %error, "SearXNG is not usable"),
         }
         *last = Some((std::time::Instant::now(), result.clone()));
         result

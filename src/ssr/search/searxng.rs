@@ -19,15 +19,11 @@ use url::Url;
 
 use crate::citation::prompt::truncate_chars;
 use crate::citation::urls;
+use crate::text::has_han;
 use crate::model::{Source, SourceKind};
 use crate::ssr::config::{Config, SearchLanguage};
-use crate::ssr::search::{has_han, SearchError, SearchOptions, SearchProvider, SearchResults};
-
-/// Must not start with a name SearXNG's bot detection blocks (curl, python-requests, Go-http-client, …).
-pub const USER_AGENT_VALUE: &str = concat!(
-    "Mozilla/5.0 (X11; Linux x86_64; compatible) cited/",
-    env!("CARGO_PKG_VERSION")
-);
+use crate::ssr::net::USER_AGENT_VALUE;
+use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
 
 #[derive(Clone)]
 pub struct Searxng {
@@ -43,7 +39,7 @@ pub struct Searxng {
 
 impl Searxng {
     pub fn new(config: &Config) -> Searxng {
-        crate::ssr::install_crypto_provider();
+        crate::ssr::net::install_crypto_provider();
         let mut headers = HeaderMap::new();
         headers.insert(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE));
         // The limiter wants text/html in Accept, gzip or deflate in Accept-Encoding (reqwest
@@ -620,27 +616,6 @@ mod tests {
     }
 
     #[test]
-    fn messages_tell_users_the_fix() {
-        let json_off = SearchError::JsonDisabled {
-            url: "http://localhost:8080/".into(),
-        };
-        assert!(json_off.user_message(Lang::ZhCn).contains("search.formats"));
-        assert!(json_off.user_message(Lang::En).contains("search.formats"));
-        let limited = SearchError::RateLimited { url: "u".into() };
-        assert!(limited
-            .user_message(Lang::En)
-            .contains("server.limiter: false"));
-        let engines = SearchError::EnginesFailed {
-            unresponsive: vec![
-                ("google".into(), "CAPTCHA".into()),
-                ("brave".into(), "timeout".into()),
-            ],
-        };
-        assert!(engines.user_message(Lang::En).contains("google, brave"));
-        assert!(engines.user_message(Lang::ZhCn).contains("google、brave"));
-    }
-
-    #[test]
     fn language_follows_the_query() {
         let (config, _) = Config::from_vars(|_| None);
         let searxng = Searxng::new(&config);
@@ -673,7 +648,7 @@ mod tests {
         );
     }
 
-    use crate::i18n::Lang;
+    use crate::model::Lang;
 
     #[test]
     fn user_agent_passes_the_bot_filter() {

@@ -6,7 +6,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 
-use crate::ssr::session::{lang_for, CurrentSession};
+use crate::ssr::request::{lang_for, CurrentSession};
 use crate::ssr::state::AppState;
 
 #[derive(Debug, serde::Deserialize)]

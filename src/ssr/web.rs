@@ -1,4 +1,4 @@
-//! The HTTP server: routes, middleware and graceful shutdown.
+//! The HTTP server: routes, middleware, the knowledge pages and graceful shutdown.
 //!
 //! `run` takes a listener that is already bound and a shutdown future, so tests start the
 //! real server on `127.0.0.1:0` and `main` passes SIGINT/SIGTERM.
@@ -16,8 +16,9 @@ use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 use crate::app::{shell, App};
-use crate::ssr::session;
 use crate::ssr::state::AppState;
+
+pub mod knowledge_page;
 
 /// How long a handler may take to produce response headers. Streamed bodies (answers) are
 /// not cut by it: they end on their own deadlines.
@@ -31,11 +32,11 @@ pub fn router(state: AppState) -> Router {
     let options = state.leptos_options.clone();
     Router::new()
         .route("/healthz", get(healthz))
-        .route("/knowledge/{*path}", get(crate::ssr::knowledge::page::show))
+        .route("/knowledge/{*path}", get(crate::ssr::web::knowledge_page::show))
         .leptos_routes_with_context(
             &state,
             routes,
-            || leptos::prelude::provide_context(session::request_lang()),
+            || leptos::prelude::provide_context(crate::ssr::request::request_lang()),
             {
                 let options = options.clone();
                 move || shell(options.clone())
@@ -44,7 +45,7 @@ pub fn router(state: AppState) -> Router {
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .layer(middleware::from_fn_with_state(
             state.clone(),
-            session::attach,
+            crate::ssr::request::attach,
         ))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
@@ -123,4 +124,10 @@ pub async fn shutdown_signal() {
         () = terminate => {},
     }
     tracing::info!("shutting down");
+}
+
+impl axum::extract::FromRef<AppState> for leptos::config::LeptosOptions {
+    fn from_ref(state: &AppState) -> leptos::config::LeptosOptions {
+        state.leptos_options.clone()
+    }
 }
