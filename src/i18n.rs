@@ -1,7 +1,6 @@
 //! Every user-facing string of the UI, in one place. zh-CN is the default and carries the
 //! seeds' exact strings; PRODUCT.md's UI contract relies on these accessible names.
 
-use serde::{Deserialize, Serialize};
 
 use crate::model::{Lang, Mode};
 
@@ -333,6 +332,21 @@ impl Lang {
             (Lang::En, Mode::Agent) => "Agent",
             (Lang::En, Mode::Research) => "Research",
         }
+    }
+}
+
+/// The status line for a typed status, in the UI language.
+pub fn status_line(status: &crate::model::Status, t: &Texts) -> String {
+    use crate::model::Status;
+    match status {
+        Status::Searching { query: None } => t.searching.to_string(),
+        Status::Searching { query: Some(query) } => format!("{} {query}", t.searching),
+        Status::Generating => t.generating.to_string(),
+        Status::SearchFailed { message } => message.clone(),
+        Status::Planning { round } => t.research_planning.replace("{n}", &round.to_string()),
+        Status::Branches { count } => t.research_branches.replace("{n}", &count.to_string()),
+        Status::Verifying => t.research_verifying.to_string(),
+        Status::Summarising => t.research_summarising.to_string(),
     }
 }
 

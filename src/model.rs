@@ -435,6 +435,31 @@ pub enum Step {
     Thought { text: String },
 }
 
+/// What an answer is doing now, for the status line. Typed, so the browser and the command
+/// line say it in their own language and know progress from failure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Status {
+    /// Searching; the query when a model chose it.
+    Searching { query: Option<String> },
+    Generating,
+    /// The search failed: the message says why and what to fix. It stays after the answer.
+    SearchFailed { message: String },
+    /// Research loop `round`: planning sub-questions.
+    Planning { round: u32 },
+    /// Research: `count` sub-questions researched in parallel.
+    Branches { count: u32 },
+    Verifying,
+    Summarising,
+}
+
+impl Status {
+    /// Progress ends with the answer; a failure stays on the status line.
+    pub fn is_progress(&self) -> bool {
+        !matches!(self, Status::SearchFailed { .. })
+    }
+}
+
 /// One line of an answer's stream (newline-delimited JSON).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -444,9 +469,10 @@ pub enum AnswerEvent {
         id: u64,
         offline: bool,
     },
-    /// What is happening now, for the status line (正在搜索…).
+    /// What is happening now, for the status line (正在搜索…); `None` clears it. The
+    /// browser and the command line put it into words ([`crate::i18n::status_line`]).
     Status {
-        text: String,
+        status: Option<Status>,
     },
     Notice {
         notice: Notice,
@@ -473,10 +499,16 @@ pub enum AnswerEvent {
         text: String,
         reset: bool,
     },
-    /// An Agent step. A `Thought` also means: the last `text.len()` bytes of answer text
-    /// streamed so far were thinking before a tool call, not the answer.
+    /// An Agent step: `id` is its index in the exchange's steps (a step with a known id
+    /// replaces it).
     Step {
+        id: u32,
         step: Step,
+    },
+    /// The answer text so far is exactly `answer` (text streamed before a tool call was
+    /// thinking, now a `Thought` step, not the answer).
+    Rewrite {
+        answer: String,
     },
     /// The Research plan changed (a sub-question started or finished, a verdict came).
     Plan {

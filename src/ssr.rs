@@ -2,6 +2,7 @@
 //! server. Nothing below this module compiles to wasm, and nothing outside it does IO.
 
 pub mod agent;
+pub mod answer;
 pub mod chat;
 pub mod cli;
 pub mod config;
@@ -10,6 +11,7 @@ pub mod fetch;
 pub mod knowledge;
 pub mod llm;
 pub mod messages;
+pub mod pipeline;
 pub mod net;
 pub mod prompts;
 pub mod request;

@@ -9,8 +9,8 @@ use leptos::task::spawn_local;
 
 use crate::components::conversation::Chat;
 use crate::components::use_texts;
-use crate::i18n::Texts;
-use crate::model::{AnswerEvent, Exchange, Level, LineDecoder, Notice, Settings};
+use crate::i18n::{status_line, Texts};
+use crate::model::{AnswerEvent, Exchange, Level, LineDecoder, Notice, Settings, Status};
 use crate::server_fns::{ask, stop_answer};
 
 #[component]
@@ -136,7 +136,11 @@ fn apply(chat: Chat, exchange: Option<RwSignal<Exchange>>, event: AnswerEvent, t
             e.id = id;
             e.offline = offline;
         }),
-        AnswerEvent::Status { text } => chat.status.set(text),
+        AnswerEvent::Status { status } => {
+            chat.progress.set(status.as_ref().is_some_and(Status::is_progress));
+            chat.status
+                .set(status.map(|s| status_line(&s, t)).unwrap_or_default());
+        }
         AnswerEvent::Notice { notice } => update(&|e| e.notices.push(notice.clone())),
         AnswerEvent::Sources { sources } => update(&|e| e.sources = sources.clone()),
         AnswerEvent::Token { text } => update(&|e| e.answer.push_str(&text)),
@@ -147,8 +151,8 @@ fn apply(chat: Chat, exchange: Option<RwSignal<Exchange>>, event: AnswerEvent, t
                 e.done = true;
             });
             // Progress messages end with the answer; failures stay until the next question.
-            let status = chat.status.get_untracked();
-            if status == t.searching || status == t.generating {
+            if chat.progress.get_untracked() {
+                chat.progress.set(false);
                 chat.status.set(String::new());
             }
         }
@@ -159,18 +163,14 @@ fn apply(chat: Chat, exchange: Option<RwSignal<Exchange>>, event: AnswerEvent, t
                     text: message.clone(),
                 })
             });
+            chat.progress.set(false);
             chat.status.set(message);
         }
-        AnswerEvent::Step { step } => update(&|e| {
-            if let crate::model::Step::Thought { text } = &step {
-                // That text was thinking before a tool call: it leaves the answer.
-                if e.answer.ends_with(text.as_str()) {
-                    let keep = e.answer.len() - text.len();
-                    e.answer.truncate(keep);
-                }
-            }
-            e.steps.push(step.clone());
+        AnswerEvent::Step { id, step } => update(&|e| match e.steps.get_mut(id as usize) {
+            Some(known) => *known = step.clone(),
+            None => e.steps.push(step.clone()),
         }),
+        AnswerEvent::Rewrite { answer } => update(&|e| e.answer.clone_from(&answer)),
         AnswerEvent::Plan { plan } => update(&|e| e.research = Some(plan.clone())),
         AnswerEvent::Command { text, reset } => {
             if reset {

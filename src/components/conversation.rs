@@ -20,6 +20,8 @@ pub struct Chat {
     pub answering: RwSignal<bool>,
     /// The status line (role `status`).
     pub status: RwSignal<String>,
+    /// The status line shows progress (cleared when the answer ends), not a failure.
+    pub progress: RwSignal<bool>,
     next_key: StoredValue<u64>,
 }
 
@@ -35,6 +37,7 @@ impl Chat {
             exchanges: RwSignal::new(exchanges),
             answering: RwSignal::new(false),
             status: RwSignal::new(String::new()),
+            progress: RwSignal::new(false),
             next_key,
         }
     }

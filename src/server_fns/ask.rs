@@ -9,7 +9,7 @@ use crate::error::AppError;
 #[server(prefix = "/api", endpoint = "ask", output = Streaming)]
 pub async fn ask(question: String) -> Result<ByteStream<AppError>, AppError> {
     use crate::model::AnswerEvent;
-    use crate::ssr::chat::{self, ChatInput};
+    use crate::ssr::pipeline::TurnInput;
     use crate::ssr::state::AppState;
 
     let state = use_context::<AppState>().ok_or(AppError::Internal)?;
@@ -61,9 +61,8 @@ pub async fn ask(question: String) -> Result<ByteStream<AppError>, AppError> {
         .ok_or_else(|| AppError::BadInput(t.busy.to_string()))?;
     let settings = session.settings();
     let search_enabled = settings.search_enabled || !settings.mode.has_search_switch();
-    let mode = settings.mode;
     let (sender, receiver) = tokio::sync::mpsc::channel::<AnswerEvent>(256);
-    let input = ChatInput {
+    let input = TurnInput {
         id,
         question,
         search_enabled,
@@ -79,17 +78,7 @@ pub async fn ask(question: String) -> Result<ByteStream<AppError>, AppError> {
             }
         }
         let _end = EndAnswer(session.clone(), id);
-        match mode {
-            crate::model::Mode::Chat => {
-                chat::run(&state, &session, input, cancel, sender).await;
-            }
-            crate::model::Mode::Agent => {
-                crate::ssr::agent::run(&state, &session, input, cancel, sender).await;
-            }
-            crate::model::Mode::Research => {
-                crate::ssr::research::run(&state, session.clone(), input, cancel, sender).await;
-            }
-        }
+        crate::ssr::answer::run(state, session, input, cancel, sender).await;
     });
     let lines = futures_util::stream::unfold(receiver, |mut receiver| async move {
         let event = receiver.recv().await?;

@@ -1,224 +1,95 @@
-//! The Agent pipeline (seeds 000, 002, 003): the model decides when to search through the
+//! Agent mode (seeds 000, 002, 003): the model decides when to search through the
 //! `web_search` tool. Every result is numbered in the session's registry, so numbers run
 //! across the whole session; the tool output the model reads carries those numbers.
 //!
 //! A loop: model → tool calls (run concurrently, registered in call order so numbering is
 //! deterministic) → tool results → model → … until it answers without calling a tool. At
 //! most `CITED_AGENT_MAX_SEARCHES` searches per answer; past the cap the tool tells the
-//! model to answer now. A model that rejects tools gets a notice and search-then-answer.
-
-use std::sync::Arc;
-
-use futures_util::StreamExt;
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
+//! model to answer now. A model that rejects tools gets a notice and Chat's
+//! search-then-answer on the same turn.
 
 use crate::citation::prompt::tool_output;
-use crate::citation::{used_numbers, CitationEntry, Registry, SourceMap};
-use crate::model::{AnswerEvent, Exchange, Level, Notice, Step};
-use crate::ssr::chat::{begin, emit, failed, finish, halted, history, pick_search, ChatInput};
-use crate::ssr::llm::{budget, AnswerContext, ChatEvent, ChatRequest, LlmError, Message, ToolCall};
+use crate::model::{AnswerEvent, Level, Source, Status, Step};
+use crate::ssr::chat::{self, history};
+use crate::ssr::llm::{budget, AnswerContext, ChatRequest, LlmError, Message, ToolCall};
+use crate::ssr::pipeline::{CacheUse, Halted, Turn};
 use crate::ssr::prompts;
-use crate::ssr::search::{cached_search, CacheUse, SearchOptions, SearchProvider};
-use crate::ssr::session::Session;
-use crate::ssr::state::AppState;
+use crate::ssr::search::{SearchError, SearchOptions, SearchResults};
 
 /// Model turns per answer: every allowed search, plus room to answer after the cap.
 const EXTRA_TURNS: usize = 3;
 
-/// The numbers this answer retrieved, plus older ones it cites, as entries.
-pub(crate) fn answer_sources(
-    registry: &Registry,
-    retrieved: &[u32],
-    answer: &str,
-) -> Vec<Arc<CitationEntry>> {
-    let mut numbers: Vec<u32> = retrieved.to_vec();
-    numbers.extend(used_numbers(answer, registry));
-    numbers.sort_unstable();
-    numbers.dedup();
-    numbers
-        .into_iter()
-        .filter_map(|n| registry.shared(n).cloned())
-        .collect()
-}
-
-#[tracing::instrument(skip_all, fields(answer = input.id))]
-pub async fn run(
-    state: &AppState,
-    session: &Session,
-    input: ChatInput,
-    cancel: CancellationToken,
-    events: mpsc::Sender<AnswerEvent>,
-) -> Exchange {
-    let generation = session.generation();
-    let (mut exchange, mut listening) = begin(state, &input, &events).await;
-    let provider = pick_search(state, session, input.lang, &cancel, &mut exchange, &events).await;
+#[tracing::instrument(skip_all, fields(answer = turn.input.id))]
+pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
+    turn.provider().await?;
     let tool = prompts::web_search_tool();
+    let question = turn.input.question.clone();
     let fitted = budget::fit(
-        &prompts::agent_system(&input.question),
+        &prompts::agent_system(&question),
         &[],
-        &history(&session.conversation()),
-        &input.question,
-        state.config.llm_context_chars,
+        &history(&turn.session.conversation()),
+        &question,
+        turn.state.config.llm_context_chars,
     );
     let mut messages = fitted.messages;
-    let mut retrieved: Vec<u32> = Vec::new();
     let mut searches = 0usize;
-    let cap = state.config.agent_max_searches;
-    for _turn in 0..cap + EXTRA_TURNS {
-        if !listening || cancel.is_cancelled() {
-            break;
-        }
-        let registry = session.with_registry(|registry| registry.clone());
+    let cap = turn.state.config.agent_max_searches;
+    for _round in 0..cap + EXTRA_TURNS {
+        turn.check()?;
+        let registry = turn.registry();
         let request = ChatRequest {
             messages: messages.clone(),
             tools: vec![tool.clone()],
             context: AnswerContext {
-                question: input.question.clone(),
-                sources: retrieved
+                question: question.clone(),
+                sources: turn
+                    .retrieved
                     .iter()
                     .filter_map(|n| registry.shared(*n).cloned())
                     .collect(),
             },
         };
-        let started = tokio::select! {
-            started = state.llm.stream(request) => started,
-            () = halted(&cancel, &events) => break,
-        };
-        let mut stream = match started {
-            Ok(stream) => stream,
-            Err(error) => {
-                if rejects_tools(&error) {
-                    let notice = Notice {
-                        level: Level::Warning,
-                        text: input.lang.texts().no_tools.to_string(),
-                    };
-                    exchange.notices.push(notice.clone());
-                    let _ = emit(&events, AnswerEvent::Notice { notice }).await;
-                    tracing::warn!(%error, "the model cannot call tools; falling back to search then answer");
-                    let fallback = crate::ssr::chat::ChatInput {
-                        search_enabled: true,
-                        ..input
-                    };
-                    let mut fallback_exchange =
-                        crate::ssr::chat::run(state, session, fallback, cancel, events).await;
-                    fallback_exchange
-                        .notices
-                        .insert(0, exchange.notices.remove(0));
-                    return fallback_exchange;
-                }
-                tracing::warn!(%error, "model failed");
-                listening = failed(error.user_message(input.lang), &mut exchange, &events).await;
-                break;
+        let before = turn.exchange.answer.len();
+        let reply = turn.stream_model(request, false).await?;
+        match reply.error {
+            Some(error) if rejects_tools(&error) && reply.text.is_empty() => {
+                tracing::warn!(%error, "the model cannot call tools; falling back to search then answer");
+                let text = turn.texts().no_tools;
+                turn.notice(Level::Warning, text).await?;
+                return chat::search_then_answer(turn).await;
             }
-        };
-        let mut turn_text = String::new();
-        let mut calls: Vec<ToolCall> = Vec::new();
-        loop {
-            let next = tokio::select! {
-                biased;
-                () = halted(&cancel, &events) => break,
-                next = stream.next() => next,
-            };
-            match next {
-                None | Some(Ok(ChatEvent::Done { .. })) => break,
-                Some(Ok(ChatEvent::Text(text))) => {
-                    turn_text.push_str(&text);
-                    exchange.answer.push_str(&text);
-                    if !emit(&events, AnswerEvent::Token { text }).await {
-                        listening = false;
-                        break;
-                    }
-                }
-                Some(Ok(ChatEvent::ToolCalls(mut new_calls))) => calls.append(&mut new_calls),
-                Some(Err(error)) => {
-                    tracing::warn!(%error, "model stream failed");
-                    listening =
-                        failed(error.user_message(input.lang), &mut exchange, &events).await;
-                    calls.clear();
-                    break;
-                }
-            }
+            Some(error) => return turn.model_failed(&error).await,
+            None => {}
         }
-        drop(stream);
-        if calls.is_empty() || !listening || cancel.is_cancelled() {
+        if reply.tool_calls.is_empty() {
             break;
         }
-        // The text of a turn that ends in tool calls was thinking, not the answer.
-        if !turn_text.is_empty() {
-            let keep = exchange.answer.len().saturating_sub(turn_text.len());
-            exchange.answer.truncate(keep);
-            let step = Step::Thought {
-                text: turn_text.clone(),
-            };
-            exchange.steps.push(step.clone());
-            listening = emit(&events, AnswerEvent::Step { step }).await;
+        // The text of a round that ends in tool calls was thinking, not the answer.
+        if !reply.text.is_empty() {
+            turn.exchange.answer.truncate(before);
+            let answer = turn.exchange.answer.clone();
+            turn.send(AnswerEvent::Rewrite { answer }).await?;
+            turn.step(Step::Thought {
+                text: reply.text.clone(),
+            })
+            .await?;
         }
         messages.push(Message::Assistant {
-            content: turn_text,
-            tool_calls: calls.clone(),
+            content: reply.text,
+            tool_calls: reply.tool_calls.clone(),
         });
-        let mut conflicted = false;
-        let results = run_tools(
-            state,
-            provider.as_ref(),
-            session,
-            &input,
-            &calls,
-            &mut searches,
-            cap,
-            &cancel,
-            &events,
-            &mut conflicted,
-        )
-        .await;
-        if conflicted {
-            // Seed 002: should never happen; detected, repaired, and the user is told.
-            let notice = Notice {
-                level: Level::Warning,
-                text: input.lang.texts().registry_conflict.to_string(),
-            };
-            exchange.notices.push(notice.clone());
-            listening = emit(&events, AnswerEvent::Notice { notice }).await;
-        }
-        for (call, (output, step, numbers)) in calls.iter().zip(results) {
-            retrieved.extend(numbers);
-            exchange.steps.push(step.clone());
-            if listening {
-                listening = emit(&events, AnswerEvent::Step { step }).await;
-            }
+        let outputs = run_tools(turn, &reply.tool_calls, &mut searches, cap).await?;
+        for (call, output) in reply.tool_calls.iter().zip(outputs) {
             messages.push(Message::Tool {
                 call_id: call.id.clone(),
                 content: output,
             });
         }
-        let registry = session.with_registry(|registry| registry.clone());
-        exchange.sources = answer_sources(&registry, &retrieved, "");
-        if listening {
-            listening = emit(
-                &events,
-                AnswerEvent::Sources {
-                    sources: exchange.sources.clone(),
-                },
-            )
-            .await;
-        }
+        let sources = turn.answer_sources();
+        turn.sources(sources).await?;
     }
-    if cancel.is_cancelled() || !listening {
-        exchange.stopped = true;
-    }
-    let registry = session.with_registry(|registry| registry.clone());
-    exchange.sources = answer_sources(&registry, &retrieved, &exchange.answer);
     tracing::info!(searches, "agent searches done");
-    let _ = emit(
-        &events,
-        AnswerEvent::Sources {
-            sources: exchange.sources.clone(),
-        },
-    )
-    .await;
-    let sources = SourceMap::new(exchange.sources.iter().cloned());
-    finish(session, generation, exchange, &sources, &events).await
+    Ok(())
 }
 
 /// True when the server refused the request because of the `tools` field.
@@ -232,118 +103,129 @@ fn rejects_tools(error: &LlmError) -> bool {
     }
 }
 
-/// Runs one turn's tool calls: searches concurrently, registers results in call order.
-/// Returns, per call, the tool output, its trace step and the numbers it allocated.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one call site; the pieces are all distinct"
-)]
+/// What one tool call asks for.
+enum Call {
+    Search(String),
+    Capped(String),
+    Invalid(String),
+}
+
+/// The query of a `web_search` call, if its arguments hold one.
+fn query_of(call: &ToolCall) -> Option<String> {
+    let args = call.parsed_arguments().ok()?;
+    let query = args.get("query")?.as_str()?.trim();
+    (!query.is_empty()).then(|| query.to_string())
+}
+
+/// Runs one round's tool calls: searches concurrently, registered in call order. Each call
+/// leaves a trace step; returns, per call, the tool output the model reads.
 async fn run_tools(
-    state: &AppState,
-    provider: &dyn SearchProvider,
-    session: &Session,
-    input: &ChatInput,
+    turn: &mut Turn,
     calls: &[ToolCall],
     searches: &mut usize,
     cap: usize,
-    cancel: &CancellationToken,
-    events: &mpsc::Sender<AnswerEvent>,
-    conflicted: &mut bool,
-) -> Vec<(String, Step, Vec<u32>)> {
-    enum Plan {
-        Search(String),
-        Capped(String),
-        Invalid(String),
-    }
-    let plans: Vec<Plan> = calls
+) -> Result<Vec<String>, Halted> {
+    let plans: Vec<Call> = calls
         .iter()
-        .map(|call| {
-            let query = call
-                .parsed_arguments()
-                .ok()
-                .and_then(|args| {
-                    args.get("query")
-                        .and_then(|q| q.as_str())
-                        .map(|q| q.trim().to_string())
-                })
-                .filter(|q| !q.is_empty());
-            match query {
-                None => Plan::Invalid(call.arguments.clone()),
-                Some(query) if *searches >= cap => Plan::Capped(query),
-                Some(query) => {
-                    *searches += 1;
-                    Plan::Search(query)
-                }
+        .map(|call| match query_of(call) {
+            None => Call::Invalid(call.arguments.clone()),
+            Some(query) if *searches >= cap => Call::Capped(query),
+            Some(query) => {
+                *searches += 1;
+                Call::Search(query)
             }
         })
         .collect();
-    let options = SearchOptions::default();
-    let searched = futures_util::future::join_all(plans.iter().map(|plan| {
-        let options = &options;
-        async move {
-            match plan {
-                Plan::Search(query) => {
-                    let _ = emit(events, AnswerEvent::Status { text: format!("{} {query}", input.lang.texts().searching) }).await;
-                    tokio::select! {
-                        searched = cached_search(session, provider, query, options) => Some(searched),
-                        () = halted(cancel, events) => None,
-                    }
-                }
-                _ => None,
-            }
+    let provider = turn.provider().await?;
+    for plan in &plans {
+        if let Call::Search(query) = plan {
+            let query = Some(query.clone());
+            turn.status(Some(Status::Searching { query })).await?;
         }
-    }))
-    .await;
-    let _ = emit(
-        events,
-        AnswerEvent::Status {
-            text: String::new(),
-        },
-    )
-    .await;
-    plans
-        .into_iter()
-        .zip(searched)
-        .map(|(plan, searched)| match (plan, searched) {
-            (Plan::Search(query), Some((Ok(results), cache))) => {
-                let (numbers, output) = session.with_registry(|registry| {
-                    let allocation = registry.add_round(&query, &results.sources);
-                    if !allocation.conflicts.is_empty() {
-                        *conflicted = true;
-                        tracing::error!(conflicts = ?allocation.conflicts, "citation numbers conflicted; repaired");
+    }
+    let options = SearchOptions::default();
+    let searched: Vec<Option<(Result<SearchResults, SearchError>, CacheUse)>> = {
+        let turn = &*turn;
+        let searches = plans.iter().map(|plan| {
+            let provider = &provider;
+            let options = &options;
+            async move {
+                match plan {
+                    Call::Search(query) => {
+                        Some(turn.search(provider.as_ref(), query, options).await)
                     }
-                    tracing::info!(query, n_results = results.sources.len(), range = ?allocation.new_range, round = allocation.round, "citation numbers allocated");
-                    let output = tool_output(registry, &allocation.numbers, state.config.snippet_chars);
-                    (allocation.numbers, output)
-                });
-                let output = if output.is_empty() { format!("No results for \"{query}\".") } else { output };
-                let step = Step::Search {
-                    query,
-                    results: numbers.len(),
-                    first: numbers.iter().min().copied(),
-                    last: numbers.iter().max().copied(),
-                    cached: cache == CacheUse::Hit,
-                    error: None,
-                };
-                (output, step, numbers)
+                    Call::Capped(_) | Call::Invalid(_) => None,
+                }
             }
-            (Plan::Search(query), Some((Err(error), _))) => {
-                let message = error.user_message(input.lang);
-                let step = Step::Search { query, results: 0, first: None, last: None, cached: false, error: Some(message.clone()) };
-                (format!("The search failed: {message}"), step, Vec::new())
+        });
+        futures_util::future::join_all(searches)
+            .await
+            .into_iter()
+            .map(Option::transpose)
+            .collect::<Result<_, Halted>>()?
+    };
+    turn.status(None).await?;
+    let mut outputs = Vec::with_capacity(plans.len());
+    for (plan, searched) in plans.into_iter().zip(searched) {
+        let (output, step) = match (plan, searched) {
+            (Call::Search(query), Some((Ok(results), cache))) => {
+                registered(turn, query, &results.sources, cache).await?
             }
-            (Plan::Search(query), None) => {
-                let step = Step::Search { query, results: 0, first: None, last: None, cached: false, error: None };
-                ("The search was stopped.".to_string(), step, Vec::new())
+            (Call::Search(query), Some((Err(error), _))) => {
+                let message = crate::ssr::messages::search_error(turn.lang(), &error);
+                let output = format!("The search failed: {message}");
+                (output, search_step(query, &[], false, Some(message)))
             }
-            (Plan::Capped(query), _) => {
+            (Call::Capped(query), _) => {
                 tracing::info!(query, cap, "search cap reached");
-                (prompts::search_cap_reached(&input.question, cap), Step::Capped { query }, Vec::new())
+                let output = prompts::search_cap_reached(&turn.input.question, cap);
+                (output, Step::Capped { query })
             }
-            (Plan::Invalid(arguments), _) => {
-                let step = Step::Search { query: arguments, results: 0, first: None, last: None, cached: false, error: Some("invalid arguments".into()) };
-                ("Invalid arguments: call web_search with {\"query\": \"...\"}.".to_string(), step, Vec::new())
+            (Call::Invalid(arguments), _) | (Call::Search(arguments), None) => {
+                let output =
+                    "Invalid arguments: call web_search with {\"query\": \"...\"}.".to_string();
+                let error = Some("invalid arguments".to_string());
+                (output, search_step(arguments, &[], false, error))
             }
-        })
-        .collect()
+        };
+        turn.step(step).await?;
+        outputs.push(output);
+    }
+    Ok(outputs)
+}
+
+/// Registers one search's results in the session registry; returns the tool output with
+/// their global numbers, and the trace step.
+async fn registered(
+    turn: &mut Turn,
+    query: String,
+    sources: &[Source],
+    cache: CacheUse,
+) -> Result<(String, Step), Halted> {
+    let numbers: Vec<u32> = turn
+        .register_rounds(&[(query.as_str(), sources)])
+        .await?
+        .into_iter()
+        .flat_map(|allocation| allocation.numbers)
+        .collect();
+    let registry = turn.registry();
+    let output = tool_output(&registry, &numbers, turn.state.config.snippet_chars);
+    let output = if output.is_empty() {
+        format!("No results for \"{query}\".")
+    } else {
+        output
+    };
+    let step = search_step(query, &numbers, cache == CacheUse::Hit, None);
+    Ok((output, step))
+}
+
+fn search_step(query: String, numbers: &[u32], cached: bool, error: Option<String>) -> Step {
+    Step::Search {
+        query,
+        results: numbers.len(),
+        first: numbers.iter().min().copied(),
+        last: numbers.iter().max().copied(),
+        cached,
+        error,
+    }
 }

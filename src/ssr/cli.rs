@@ -26,7 +26,7 @@ pub async fn ask(
     use crate::citation::{lists, SourceMap};
     use crate::model::Lang;
     use crate::model::AnswerEvent;
-    use crate::ssr::chat::{self, ChatInput};
+    use crate::ssr::pipeline::TurnInput;
     use crate::text::has_han;
 
     let question = question.trim().to_string();
@@ -51,7 +51,7 @@ pub async fn ask(
     let state = AppState::new(config);
     let session = state.sessions.create(std::time::Instant::now());
     let (sender, mut receiver) = tokio::sync::mpsc::channel(256);
-    let input = ChatInput {
+    let input = TurnInput {
         id: 1,
         question,
         search_enabled: search,
@@ -59,15 +59,13 @@ pub async fn ask(
         mode,
     };
     let cancel = tokio_util::sync::CancellationToken::new();
-    let run = tokio::spawn(async move {
-        match mode {
-            Mode::Chat => chat::run(&state, &session, input, cancel, sender).await,
-            Mode::Agent => crate::ssr::agent::run(&state, &session, input, cancel, sender).await,
-            Mode::Research => {
-                crate::ssr::research::run(&state, session, input, cancel, sender).await
-            }
-        }
-    });
+    let run = tokio::spawn(crate::ssr::answer::run(
+        state,
+        session,
+        input,
+        cancel,
+        sender,
+    ));
     let mut failed = false;
     let mut stdout = std::io::stdout();
     let mut printed: std::collections::HashSet<String> = std::collections::HashSet::new();
@@ -83,7 +81,9 @@ pub async fn ask(
             AnswerEvent::Started { offline: true, .. } => {
                 eprintln!("[{}]", lang.texts().offline_label)
             }
-            AnswerEvent::Status { text } if !text.is_empty() => eprintln!("… {text}"),
+            AnswerEvent::Status {
+                status: Some(status),
+            } => eprintln!("… {}", crate::i18n::status_line(&status, lang.texts())),
             AnswerEvent::Notice { notice } => eprintln!("! {}", notice.text),
             AnswerEvent::Token { text } => {
                 print!("{text}");
@@ -93,7 +93,7 @@ pub async fn ask(
                 eprintln!("error: {message}");
                 failed = true;
             }
-            AnswerEvent::Step { step } => {
+            AnswerEvent::Step { step, .. } => {
                 eprintln!("> {}", crate::i18n::step_line(&step, lang.texts()))
             }
             AnswerEvent::Plan { plan } => {

@@ -24,7 +24,7 @@ use tantivy::tokenizer::{LowerCaser, TextAnalyzer};
 use tantivy::{doc, Index, IndexReader, TantivyDocument, Term};
 
 use crate::model::{Source, SourceKind};
-use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
+use crate::ssr::search::{ProviderKind, SearchError, SearchOptions, SearchProvider, SearchResults};
 
 /// Files larger than this are skipped.
 const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
@@ -286,8 +286,8 @@ impl SearchProvider for KnowledgeBase {
         })
     }
 
-    fn name(&self) -> &'static str {
-        "knowledge"
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Knowledge
     }
 }
 

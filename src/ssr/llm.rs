@@ -21,7 +21,6 @@ use futures_util::Stream;
 use serde_json::{json, Value};
 
 use crate::citation::CitationEntry;
-use crate::model::Lang;
 
 /// One message of the conversation sent to the model.
 #[derive(Debug, Clone, PartialEq)]

@@ -25,6 +25,15 @@ pub fn llm_error(lang: Lang, error: &LlmError) -> String {
     }
 }
 
+/// Research found no evidence resting on any source: said plainly, no guess from memory.
+pub fn no_evidence(lang: Lang) -> String {
+    match lang {
+        Lang::ZhCn => zh::NO_EVIDENCE,
+        Lang::En => en::NO_EVIDENCE,
+    }
+    .to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

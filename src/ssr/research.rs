@@ -19,25 +19,19 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
-use tokio_util::sync::CancellationToken;
 
 use crate::citation::prompt::tool_output;
-use crate::citation::SourceMap;
 use crate::model::{
-    AnswerEvent, BranchStatus, Conclusion, Evidence, Exchange, Level, Notice, Reliability,
-    ResearchLoop, ResearchPlan, StopReason, SubQuestion,
+    AnswerEvent, BranchStatus, Conclusion, Evidence, Exchange, Lang, Reliability, ResearchLoop,
+    ResearchPlan, Source, Status, StopReason, SubQuestion, Verdict,
 };
-use crate::ssr::agent::answer_sources;
-use crate::ssr::chat::{
-    begin, emit, failed, finish, halted, pick_search, stream_answer, ChatInput,
-};
-use crate::ssr::llm::{AnswerContext, ChatRequest, LlmError, Message, ModelKind};
+use crate::ssr::llm::{AnswerContext, ChatRequest, Message, ModelKind};
+use crate::ssr::messages;
+use crate::ssr::pipeline::{Halted, Turn};
 use crate::ssr::prompts::research::{self as prompts, PlanContext};
 use crate::text::has_han;
-use crate::ssr::session::Session;
-use crate::ssr::state::AppState;
 use branch::{Env, Outcome};
-use thinker::{ModelThinker, OfflineThinker, Planned, Thinker};
+use thinker::{CandidateStatus, ModelThinker, OfflineThinker, Planned, Thinker};
 
 /// Sub-questions per loop at most (seed 004: Occam's razor, four).
 pub const MAX_SUB_QUESTIONS: usize = 4;
@@ -125,98 +119,54 @@ fn grounded(plan: &ResearchPlan) -> bool {
         .any(|sub| sub.evidence.as_ref().is_some_and(|e| !e.numbers.is_empty()))
 }
 
-/// The answer when no evidence rests on any source: said plainly, no guess from memory.
-pub fn no_evidence(zh: bool) -> &'static str {
-    if zh {
-        "没有找到足够的证据来回答这个问题，因此不作猜测。可以换一种问法、补充已知的线索，或检查 SearXNG 是否能搜到相关网页。"
-    } else {
-        "No evidence was found to answer this question, so cited does not guess. Try rephrasing it, adding what you already know, or checking that SearXNG finds relevant pages."
-    }
-}
 
-/// What one Research answer carries between its steps.
+/// What one Research answer carries between its steps, around the turn.
 struct Run<'a> {
-    state: &'a AppState,
-    session: Arc<Session>,
-    input: &'a ChatInput,
-    cancel: &'a CancellationToken,
-    events: &'a mpsc::Sender<AnswerEvent>,
-    exchange: Exchange,
-    listening: bool,
-    /// Registry numbers this answer allocated.
-    retrieved: Vec<u32>,
+    turn: &'a mut Turn,
+    thinker: Arc<dyn Thinker>,
+    env: Arc<Env>,
     completed: Vec<String>,
     pruned: Vec<String>,
     /// Candidates found but not yet verified (`?`).
     candidates: Vec<String>,
     chain: String,
     next_id: u32,
-    /// The session's generation when the answer began (a `/reset` changes it).
-    generation: u64,
 }
 
 impl Run<'_> {
     fn plan(&mut self) -> &mut ResearchPlan {
-        self.exchange
+        self.turn
+            .exchange
             .research
             .get_or_insert_with(ResearchPlan::default)
     }
 
-    async fn send(&mut self, event: AnswerEvent) {
-        if self.listening {
-            self.listening = emit(self.events, event).await;
-        }
-    }
-
-    async fn send_plan(&mut self) {
+    async fn send_plan(&mut self) -> Result<(), Halted> {
         let plan = self.plan().clone();
-        self.send(AnswerEvent::Plan { plan }).await;
-    }
-
-    async fn send_sources(&mut self) {
-        let registry = self.session.with_registry(|registry| registry.clone());
-        self.exchange.sources = answer_sources(&registry, &self.retrieved, "");
-        let sources = self.exchange.sources.clone();
-        self.send(AnswerEvent::Sources { sources }).await;
-    }
-
-    async fn status(&mut self, text: String) {
-        self.send(AnswerEvent::Status { text }).await;
-    }
-
-    fn stopped(&self) -> bool {
-        !self.listening || self.cancel.is_cancelled()
-    }
-
-    /// A model step failed: the answer ends with the model's error.
-    async fn model_failed(&mut self, error: LlmError) {
-        tracing::warn!(%error, "research: model failed");
-        let message = error.user_message(self.input.lang);
-        self.listening = failed(message, &mut self.exchange, self.events).await;
+        self.turn.send(AnswerEvent::Plan { plan }).await
     }
 
     /// Registers a finished branch's rounds in the session registry and records its
     /// outcome in the plan, with its evidence's local numbers made global.
-    fn register(&mut self, loop_index: usize, index: usize, outcome: Outcome) -> bool {
-        let mut global: Vec<u32> = Vec::new();
-        let mut rounds = Vec::new();
-        let mut conflicted = false;
-        self.session.with_registry(|registry| {
-            for round in &outcome.rounds {
-                let allocation = registry.add_round(&round.query, &round.sources);
-                if !allocation.conflicts.is_empty() {
-                    conflicted = true;
-                    tracing::error!(conflicts = ?allocation.conflicts, "citation numbers conflicted; repaired");
-                }
-                tracing::info!(query = round.query, n_results = round.sources.len(), range = ?allocation.new_range, round = allocation.round, "citation numbers allocated");
-                rounds.push(allocation.round);
-                global.extend(allocation.numbers);
-            }
-        });
-        self.retrieved.extend(global.iter().copied());
+    async fn register(
+        &mut self,
+        loop_index: usize,
+        index: usize,
+        outcome: Outcome,
+    ) -> Result<(), Halted> {
+        let rounds: Vec<(&str, &[Source])> = outcome
+            .rounds
+            .iter()
+            .map(|round| (round.query.as_str(), round.sources.as_slice()))
+            .collect();
+        let allocations = self.turn.register_rounds(&rounds).await?;
+        let global: Vec<u32> = allocations
+            .iter()
+            .flat_map(|a| a.numbers.iter().copied())
+            .collect();
         for candidate in &outcome.candidates {
             self.candidates.retain(|c| c != &candidate.name);
-            if candidate.status == '?' {
+            if candidate.status == CandidateStatus::Unverified {
                 self.candidates.push(candidate.name.clone());
             }
         }
@@ -239,7 +189,7 @@ impl Run<'_> {
             }
         });
         let sub = &mut self.plan().loops[loop_index].sub_questions[index];
-        sub.rounds = rounds;
+        sub.rounds = allocations.iter().map(|a| a.round).collect();
         sub.checked = outcome.checked;
         sub.read = outcome.read;
         sub.status = match (&outcome.error, &evidence) {
@@ -251,19 +201,21 @@ impl Run<'_> {
         // Both the wording and the query count as done: a rephrased repeat is still one.
         let done = [sub.question.clone(), sub.query.clone()];
         self.completed.extend(done);
-        conflicted
+        Ok(())
     }
 
-    /// Runs one loop's branches concurrently; returns false when the answer was stopped.
-    async fn branches(&mut self, env: &Arc<Env>, loop_index: usize, planned: Vec<Planned>) -> bool {
+    /// Runs one loop's branches concurrently, registering each in branch order as soon as
+    /// it and every branch before it are done.
+    async fn branches(&mut self, loop_index: usize, planned: Vec<Planned>) -> Result<(), Halted> {
         let count = planned.len();
-        let semaphore = Arc::new(Semaphore::new(self.state.config.research.max_branches));
+        let config = &self.turn.state.config.research;
+        let semaphore = Arc::new(Semaphore::new(config.max_branches));
+        let timeout = config.branch_timeout;
         let (started_tx, mut started_rx) = mpsc::unbounded_channel::<usize>();
-        let timeout = self.state.config.research.branch_timeout;
         let mut set: JoinSet<Outcome> = JoinSet::new();
         let mut indices = HashMap::new();
         for (index, planned) in planned.into_iter().enumerate() {
-            let env = Arc::clone(env);
+            let env = Arc::clone(&self.env);
             let semaphore = Arc::clone(&semaphore);
             let started = started_tx.clone();
             let handle = set.spawn(async move {
@@ -285,65 +237,61 @@ impl Run<'_> {
             indices.insert(handle.id(), index);
         }
         drop(started_tx);
+        // Dropping the set (on `Halted`) aborts every branch still running.
         let mut outcomes: Vec<Option<Outcome>> = vec![None; count];
         let mut next = 0;
         while next < count {
-            tokio::select! {
-                biased;
-                () = halted(self.cancel, self.events) => {
-                    set.abort_all();
-                    return false;
-                }
-                Some(index) = started_rx.recv() => {
-                    self.plan().loops[loop_index].sub_questions[index].status = BranchStatus::Running;
-                    self.send_plan().await;
+            enum Woke {
+                Started(usize),
+                Joined(Option<Result<(tokio::task::Id, Outcome), tokio::task::JoinError>>),
+            }
+            let woke = self
+                .turn
+                .guard(async {
+                    tokio::select! {
+                        biased;
+                        Some(index) = started_rx.recv() => Woke::Started(index),
+                        joined = set.join_next_with_id() => Woke::Joined(joined),
+                    }
+                })
+                .await?;
+            match woke {
+                Woke::Started(index) => {
+                    self.plan().loops[loop_index].sub_questions[index].status =
+                        BranchStatus::Running;
+                    self.send_plan().await?;
                     continue;
                 }
-                joined = set.join_next_with_id() => match joined {
-                    None => break,
-                    Some(Ok((id, outcome))) => {
-                        if let Some(&index) = indices.get(&id) {
-                            outcomes[index] = Some(outcome);
-                        }
+                Woke::Joined(None) => break,
+                Woke::Joined(Some(Ok((id, outcome)))) => {
+                    if let Some(&index) = indices.get(&id) {
+                        outcomes[index] = Some(outcome);
                     }
-                    Some(Err(error)) => {
-                        tracing::error!(%error, "research: a branch panicked");
-                        if let Some(&index) = indices.get(&error.id()) {
-                            outcomes[index] = Some(Outcome {
-                                error: Some(self.input.lang.texts().research_branch_crashed.to_string()),
-                                ..Outcome::default()
-                            });
-                        }
+                }
+                Woke::Joined(Some(Err(error))) => {
+                    tracing::error!(%error, "research: a branch panicked");
+                    if let Some(&index) = indices.get(&error.id()) {
+                        let crashed = self.turn.texts().research_branch_crashed.to_string();
+                        outcomes[index] = Some(Outcome {
+                            error: Some(crashed),
+                            ..Outcome::default()
+                        });
                     }
-                },
-            }
-            if self.session.generation() != self.generation {
-                // A /reset landed: nothing more goes into the fresh registry.
-                set.abort_all();
-                return false;
+                }
             }
             let mut changed = false;
-            while next < count {
-                let Some(outcome) = outcomes[next].take() else {
-                    break;
-                };
-                if self.register(loop_index, next, outcome) {
-                    let notice = Notice {
-                        level: Level::Warning,
-                        text: self.input.lang.texts().registry_conflict.to_string(),
-                    };
-                    self.exchange.notices.push(notice.clone());
-                    self.send(AnswerEvent::Notice { notice }).await;
-                }
+            while let Some(outcome) = outcomes.get_mut(next).and_then(Option::take) {
+                self.register(loop_index, next, outcome).await?;
                 next += 1;
                 changed = true;
             }
             if changed {
-                self.send_sources().await;
-                self.send_plan().await;
+                let sources = self.turn.answer_sources();
+                self.turn.sources(sources).await?;
+                self.send_plan().await?;
             }
         }
-        true
+        Ok(())
     }
 
     /// Marks every sub-question matching a pruned direction.
@@ -367,44 +315,82 @@ impl Run<'_> {
         self.pruned.extend(directions.iter().cloned());
     }
 
+    /// Plans one loop: the admitted sub-questions, or why the research stops.
+    async fn plan_loop(&mut self, loop_number: usize) -> Result<Step<Vec<Planned>>, Halted> {
+        let round = u32::try_from(loop_number).unwrap_or(u32::MAX);
+        self.turn.status(Some(Status::Planning { round })).await?;
+        let evidence = evidence_lines(self.plan());
+        let question = self.turn.input.question.clone();
+        let context = PlanContext {
+            question: &question,
+            loop_number,
+            max_loops: self.turn.state.config.research.max_loops,
+            max_sub_questions: MAX_SUB_QUESTIONS,
+            evidence: &evidence,
+            completed: &self.completed,
+            pruned: &self.pruned,
+            candidates: &self.candidates,
+            chain: &self.chain,
+        };
+        let planned = self.turn.guard(self.thinker.plan(&context)).await?;
+        match planned {
+            Ok(planned) => {
+                let admitted = admit(planned, &self.completed, &self.pruned);
+                Ok(if admitted.is_empty() {
+                    Step::Stop(StopReason::NothingToPlan)
+                } else {
+                    Step::Go(admitted)
+                })
+            }
+            Err(error) => {
+                self.turn.model_failed(&error).await?;
+                Ok(Step::Failed)
+            }
+        }
+    }
+
+    /// Judges the chain after a loop; prunes what the verifier names.
+    async fn verify(&mut self, loop_index: usize) -> Result<Step<()>, Halted> {
+        self.turn.status(Some(Status::Verifying)).await?;
+        let evidence = evidence_lines(self.plan());
+        let question = self.turn.input.question.clone();
+        let judged = self
+            .turn
+            .guard(self.thinker.verify(&question, &evidence))
+            .await?;
+        let judgement = match judged {
+            Ok(judgement) => judgement,
+            Err(error) => {
+                self.turn.model_failed(&error).await?;
+                return Ok(Step::Failed);
+            }
+        };
+        tracing::info!(loop_index, sufficient = judgement.sufficient, prune = ?judgement.prune, "research: verdict");
+        self.chain.clone_from(&judgement.chain);
+        self.prune(&judgement.prune);
+        self.plan().loops[loop_index].verdict = Some(Verdict {
+            sufficient: judgement.sufficient,
+            chain: judgement.chain,
+            prune: judgement.prune,
+        });
+        self.send_plan().await?;
+        Ok(if judgement.sufficient {
+            Step::Stop(StopReason::Sufficient)
+        } else {
+            Step::Go(())
+        })
+    }
+
     /// The plan → branches → verify loops. Returns why they stopped, or `None` when a
     /// model step failed (the answer already carries the error).
-    async fn research(&mut self, thinker: &Arc<dyn Thinker>, env: &Arc<Env>) -> Option<StopReason> {
-        let t = self.input.lang.texts();
-        let max_loops = self.state.config.research.max_loops;
-        let question = self.input.question.clone();
+    async fn research(&mut self) -> Result<Option<StopReason>, Halted> {
+        let max_loops = self.turn.state.config.research.max_loops;
         for loop_number in 1..=max_loops {
-            if self.stopped() {
-                return Some(StopReason::Stopped);
-            }
-            self.status(t.research_planning.replace("{n}", &loop_number.to_string()))
-                .await;
-            let evidence = evidence_lines(self.plan());
-            let context = PlanContext {
-                question: &question,
-                loop_number,
-                max_loops,
-                max_sub_questions: MAX_SUB_QUESTIONS,
-                evidence: &evidence,
-                completed: &self.completed,
-                pruned: &self.pruned,
-                candidates: &self.candidates,
-                chain: &self.chain,
+            let planned = match self.plan_loop(loop_number).await? {
+                Step::Go(planned) => planned,
+                Step::Stop(reason) => return Ok(Some(reason)),
+                Step::Failed => return Ok(None),
             };
-            let planned = tokio::select! {
-                planned = thinker.plan(&context) => planned,
-                () = halted(self.cancel, self.events) => return Some(StopReason::Stopped),
-            };
-            let planned = match planned {
-                Ok(planned) => admit(planned, &self.completed, &self.pruned),
-                Err(error) => {
-                    self.model_failed(error).await;
-                    return None;
-                }
-            };
-            if planned.is_empty() {
-                return Some(StopReason::NothingToPlan);
-            }
             let sub_questions = planned
                 .iter()
                 .map(|p| {
@@ -420,74 +406,47 @@ impl Run<'_> {
                 .collect();
             let loop_index = loop_number - 1;
             self.plan().loops.push(ResearchLoop {
-                number: loop_number as u32,
+                number: u32::try_from(loop_number).unwrap_or(u32::MAX),
                 sub_questions,
                 verdict: None,
             });
-            self.send_plan().await;
-            self.status(
-                t.research_branches
-                    .replace("{n}", &planned.len().to_string()),
-            )
-            .await;
-            if !self.branches(env, loop_index, planned).await {
-                return Some(StopReason::Stopped);
-            }
+            self.send_plan().await?;
+            let count = u32::try_from(planned.len()).unwrap_or(u32::MAX);
+            self.turn.status(Some(Status::Branches { count })).await?;
+            self.branches(loop_index, planned).await?;
             let this_loop = &self.plan().loops[loop_index];
             if this_loop
                 .sub_questions
                 .iter()
                 .all(|s| s.status == BranchStatus::Failed)
             {
-                return Some(StopReason::AllFailed);
+                return Ok(Some(StopReason::AllFailed));
             }
             let added = this_loop
                 .sub_questions
                 .iter()
                 .any(|s| s.evidence.as_ref().is_some_and(|e| !e.numbers.is_empty()));
             if !added {
-                return Some(StopReason::NoNewEvidence);
+                return Ok(Some(StopReason::NoNewEvidence));
             }
-            self.status(t.research_verifying.to_string()).await;
-            let evidence = evidence_lines(self.plan());
-            let judged = tokio::select! {
-                judged = thinker.verify(&question, &evidence) => judged,
-                () = halted(self.cancel, self.events) => return Some(StopReason::Stopped),
-            };
-            let judgement = match judged {
-                Ok(judgement) => judgement,
-                Err(error) => {
-                    self.model_failed(error).await;
-                    return None;
-                }
-            };
-            tracing::info!(loop_number, sufficient = judgement.sufficient, prune = ?judgement.prune, "research: verdict");
-            self.chain = judgement.chain.clone();
-            self.prune(&judgement.prune);
-            self.plan().loops[loop_index].verdict = Some(crate::model::Verdict {
-                sufficient: judgement.sufficient,
-                chain: judgement.chain,
-                prune: judgement.prune,
-            });
-            self.send_plan().await;
-            if judgement.sufficient {
-                return Some(StopReason::Sufficient);
+            match self.verify(loop_index).await? {
+                Step::Go(()) => {}
+                Step::Stop(reason) => return Ok(Some(reason)),
+                Step::Failed => return Ok(None),
             }
         }
-        Some(StopReason::LoopCap)
+        Ok(Some(StopReason::LoopCap))
     }
 
     /// The 结论 line and the streamed explanation, or an honest "not enough evidence".
-    async fn conclude(&mut self, thinker: &Arc<dyn Thinker>) {
-        let zh = has_han(&self.input.question);
-        let t = self.input.lang.texts();
+    async fn conclude(&mut self) -> Result<(), Halted> {
+        let question = self.turn.input.question.clone();
+        let zh = has_han(&question);
         if !grounded(self.plan()) {
-            let text = no_evidence(zh).to_string();
-            self.exchange.answer.push_str(&text);
-            self.send(AnswerEvent::Token { text }).await;
-            return;
+            let lang = if zh { Lang::ZhCn } else { Lang::En };
+            return self.turn.token(messages::no_evidence(lang)).await;
         }
-        self.status(t.research_summarising.to_string()).await;
+        self.turn.status(Some(Status::Summarising)).await?;
         let evidence = evidence_lines(self.plan());
         let mut numbers: Vec<u32> = self
             .plan()
@@ -497,72 +456,76 @@ impl Run<'_> {
             .collect();
         numbers.sort_unstable();
         numbers.dedup();
-        let registry = self.session.with_registry(|registry| registry.clone());
+        let registry = self.turn.registry();
         let sources: Vec<_> = numbers
             .iter()
             .filter_map(|n| registry.shared(*n).cloned())
             .collect();
-        let summarised = tokio::select! {
-            summary = thinker.summarise(&self.input.question, &self.chain, &evidence, &sources) => summary,
-            () = halted(self.cancel, self.events) => return,
-        };
+        let summarised = self
+            .turn
+            .guard(
+                self.thinker
+                    .summarise(&question, &self.chain, &evidence, &sources),
+            )
+            .await?;
         let summary = match summarised {
             Ok(summary) => summary,
-            Err(error) => return self.model_failed(error).await,
-        };
-        let confidence = match (summary.confidence, zh) {
-            (Reliability::High, true) => "高",
-            (Reliability::Medium, true) => "中",
-            (Reliability::Low, true) => "低",
-            (Reliability::High, false) => "high",
-            (Reliability::Medium, false) => "medium",
-            (Reliability::Low, false) => "low",
-        };
-        let line = if zh {
-            format!("**结论**：{}（置信度：{confidence}）\n\n", summary.answer)
-        } else {
-            format!(
-                "**Conclusion**: {} (confidence: {confidence})\n\n",
-                summary.answer
-            )
+            Err(error) => return self.turn.model_failed(&error).await,
         };
         self.plan().conclusion = Some(Conclusion {
             answer: summary.answer.clone(),
             confidence: summary.confidence,
         });
-        self.send_plan().await;
-        self.exchange.answer.push_str(&line);
-        self.send(AnswerEvent::Token { text: line }).await;
+        self.send_plan().await?;
+        self.turn
+            .token(conclusion_line(zh, &summary.answer, summary.confidence))
+            .await?;
         let request = ChatRequest {
             messages: vec![
                 Message::System(prompts::format_system(zh)),
                 Message::User(prompts::format_user(
                     zh,
-                    &self.input.question,
+                    &question,
                     &summary.answer,
                     &summary.reasoning,
                     &evidence,
-                    &tool_output(&registry, &numbers, self.state.config.snippet_chars),
+                    &tool_output(&registry, &numbers, self.env.snippet_chars),
                 )),
             ],
             tools: Vec::new(),
-            context: AnswerContext {
-                question: self.input.question.clone(),
-                sources,
-            },
+            context: AnswerContext { question, sources },
         };
-        self.status(t.generating.to_string()).await;
-        let listening = stream_answer(
-            self.state,
-            request,
-            self.input.lang,
-            true,
-            self.cancel,
-            self.events,
-            &mut self.exchange,
-        )
-        .await;
-        self.listening = self.listening && listening;
+        self.turn.status(Some(Status::Generating)).await?;
+        let reply = self.turn.stream_model(request, true).await?;
+        match reply.error {
+            Some(error) => self.turn.model_failed(&error).await,
+            None => Ok(()),
+        }
+    }
+}
+
+/// What a step of the loop decided.
+enum Step<T> {
+    Go(T),
+    Stop(StopReason),
+    /// A model step failed; the answer carries the error.
+    Failed,
+}
+
+/// `**结论**：X（置信度：高）` (or English for English questions), then a blank line.
+fn conclusion_line(zh: bool, answer: &str, confidence: Reliability) -> String {
+    let confidence = match (confidence, zh) {
+        (Reliability::High, true) => "高",
+        (Reliability::Medium, true) => "中",
+        (Reliability::Low, true) => "低",
+        (Reliability::High, false) => "high",
+        (Reliability::Medium, false) => "medium",
+        (Reliability::Low, false) => "low",
+    };
+    if zh {
+        format!("**结论**：{answer}（置信度：{confidence}）\n\n")
+    } else {
+        format!("**Conclusion**: {answer} (confidence: {confidence})\n\n")
     }
 }
 
@@ -613,17 +576,10 @@ pub fn result_json(exchange: &Exchange) -> serde_json::Value {
     })
 }
 
-#[tracing::instrument(skip_all, fields(answer = input.id))]
-pub async fn run(
-    state: &AppState,
-    session: Arc<Session>,
-    input: ChatInput,
-    cancel: CancellationToken,
-    events: mpsc::Sender<AnswerEvent>,
-) -> Exchange {
-    let generation = session.generation();
-    let (mut exchange, listening) = begin(state, &input, &events).await;
-    let provider = pick_search(state, &session, input.lang, &cancel, &mut exchange, &events).await;
+#[tracing::instrument(skip_all, fields(answer = turn.input.id))]
+pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
+    let provider = turn.provider().await?;
+    let state = &turn.state;
     let thinker: Arc<dyn Thinker> = match state.llm.kind() {
         ModelKind::Extractive => Arc::new(OfflineThinker),
         ModelKind::Remote => Arc::new(ModelThinker {
@@ -634,63 +590,39 @@ pub async fn run(
     let env = Arc::new(Env {
         thinker: Arc::clone(&thinker),
         search: provider,
-        session: Arc::clone(&session),
+        session: Arc::clone(&turn.session),
         fetch: Arc::clone(&state.fetch),
         research: state.config.research.clone(),
         snippet_chars: state.config.snippet_chars,
-        lang: input.lang,
-        question: input.question.clone(),
+        lang: turn.input.lang,
+        question: turn.input.question.clone(),
     });
+    let max_loops = u32::try_from(state.config.research.max_loops).unwrap_or(u32::MAX);
     let mut run = Run {
-        state,
-        session: Arc::clone(&session),
-        input: &input,
-        cancel: &cancel,
-        events: &events,
-        exchange,
-        listening,
-        retrieved: Vec::new(),
+        turn,
+        thinker,
+        env,
         completed: Vec::new(),
         pruned: Vec::new(),
         candidates: Vec::new(),
         chain: String::new(),
         next_id: 0,
-        generation,
     };
-    run.plan().max_loops = state.config.research.max_loops as u32;
-    let stop = run.research(&thinker, &env).await;
-    if let Some(stop) = stop {
-        tracing::info!(
-            ?stop,
-            loops = run.plan().loops.len(),
-            "research: loops done"
-        );
-        run.plan().stop = Some(stop);
-        run.send_plan().await;
-        if stop != StopReason::Stopped && !run.stopped() {
-            run.conclude(&thinker).await;
+    run.plan().max_loops = max_loops;
+    let outcome = match run.research().await {
+        Ok(Some(stop)) => {
+            tracing::info!(?stop, loops = run.plan().loops.len(), "research: loops done");
+            run.plan().stop = Some(stop);
+            run.send_plan().await?;
+            run.conclude().await
         }
+        Ok(None) => Ok(()),
+        Err(Halted) => Err(Halted),
+    };
+    if outcome.is_err() {
+        run.plan().stop = Some(StopReason::Stopped);
     }
-    run.status(String::new()).await;
-    let mut exchange = run.exchange;
-    let listening = run.listening;
-    if cancel.is_cancelled() || !listening {
-        exchange.stopped = true;
-        if let Some(plan) = exchange.research.as_mut() {
-            plan.stop = Some(StopReason::Stopped);
-        }
-    }
-    let registry = session.with_registry(|registry| registry.clone());
-    exchange.sources = answer_sources(&registry, &run.retrieved, &exchange.answer);
-    let _ = emit(
-        &events,
-        AnswerEvent::Sources {
-            sources: exchange.sources.clone(),
-        },
-    )
-    .await;
-    let sources = SourceMap::new(exchange.sources.iter().cloned());
-    finish(&session, generation, exchange, &sources, &events).await
+    outcome
 }
 
 #[cfg(test)]

@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::model::Lang;
 use crate::model::Source;
 
 /// `time_range` values SearXNG accepts.
@@ -123,6 +122,17 @@ impl SearchError {
 
 }
 
+/// Which source a [`SearchProvider`] searches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProviderKind {
+    /// SearXNG.
+    Web,
+    /// The local knowledge base.
+    Knowledge,
+    /// SearXNG and the knowledge base together.
+    Combined,
+}
+
 /// A source of search results: SearXNG, the local knowledge base, or both.
 #[async_trait]
 pub trait SearchProvider: Send + Sync {
@@ -132,9 +142,10 @@ pub trait SearchProvider: Send + Sync {
         options: &SearchOptions,
     ) -> Result<SearchResults, SearchError>;
 
-    /// What the session cache keys results by, so sources never answer for each other.
-    fn name(&self) -> &'static str {
-        "web"
+    /// What kind of source this is; the session cache keys results by it, so sources
+    /// never answer for each other.
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Web
     }
 }
 
@@ -176,38 +187,7 @@ impl SearchProvider for Combined {
         }
     }
 
-    fn name(&self) -> &'static str {
-        "web+knowledge"
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Combined
     }
-}
-
-/// Whether a search was answered from the session's cache.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CacheUse {
-    Hit,
-    Miss,
-}
-
-/// Searches through the session's LRU cache: an identical query (same options) in the same
-/// session is answered from memory, and only successful searches are remembered.
-pub async fn cached_search(
-    session: &crate::ssr::session::Session,
-    provider: &dyn SearchProvider,
-    query: &str,
-    options: &SearchOptions,
-) -> (Result<SearchResults, SearchError>, CacheUse) {
-    let key = cache::CacheKey::new(query, options).from_source(provider.name());
-    if let Some(results) = session.with_search_cache(|cache| cache.get(&key)) {
-        tracing::info!(session = ?session.id, query, n_results = results.sources.len(), "search cache hit");
-        return (Ok(results), CacheUse::Hit);
-    }
-    tracing::debug!(session = ?session.id, query, "search cache miss");
-    let result = provider.search(query, options).await;
-    match &result {
-        Ok(results) if !results.partial => {
-            session.with_search_cache(|cache| cache.put(key, results.clone()));
-        }
-        _ => {}
-    }
-    (result, CacheUse::Miss)
 }

@@ -127,6 +127,19 @@ impl Session {
         f(&mut lock(&self.registry))
     }
 
+    /// Runs `f` with the registry locked, if the session is still in `generation` (no
+    /// `/reset` since); `None` otherwise. Never hold it across an `.await`.
+    pub fn with_registry_of<T>(
+        &self,
+        generation: u64,
+        f: impl FnOnce(&mut Registry) -> T,
+    ) -> Option<T> {
+        // `reset` bumps the generation before it clears the registry, so a registration
+        // that sees the old generation under the lock is cleared with the rest.
+        let mut registry = lock(&self.registry);
+        (self.generation() == generation).then(|| f(&mut registry))
+    }
+
     /// Changes with every `/reset`.
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::SeqCst)

@@ -4,6 +4,8 @@
 use crate::ssr::llm::LlmError;
 use crate::ssr::search::SearchError;
 
+pub const NO_EVIDENCE: &str = "No evidence was found to answer this question, so cited does not guess. Try rephrasing it, adding what you already know, or checking that SearXNG finds relevant pages.";
+
 pub fn search_error(error: &SearchError) -> String {
     match error {
         SearchError::Timeout { url, timeout } => {

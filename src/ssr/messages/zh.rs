@@ -4,6 +4,8 @@
 use crate::ssr::llm::LlmError;
 use crate::ssr::search::SearchError;
 
+pub const NO_EVIDENCE: &str = "没有找到足够的证据来回答这个问题，因此不作猜测。可以换一种问法、补充已知的线索，或检查 SearXNG 是否能搜到相关网页。";
+
 pub fn search_error(error: &SearchError) -> String {
     match error {
         SearchError::Timeout { url, timeout } => {

@@ -15,7 +15,8 @@ use crate::model::{Reliability, Source};
 use crate::ssr::config::ResearchConfig;
 use crate::ssr::fetch::{deep_read, FetchPolicy};
 use crate::ssr::research::thinker::{strip_markers, Candidate, Draft, Material, Planned, Thinker};
-use crate::ssr::search::{cached_search, SearchOptions, SearchProvider};
+use crate::ssr::pipeline::cached_search;
+use crate::ssr::search::{ProviderKind, SearchOptions, SearchProvider};
 use crate::ssr::session::Session;
 
 /// What every branch of an answer shares.
@@ -124,7 +125,7 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
 
     // 3. Encyclopedia check of one or two named entities.
     // The knowledge base has no encyclopedia engines: the check needs SearXNG.
-    if !env.research.encyclopedia_engines.is_empty() && env.search.name() != "knowledge" {
+    if !env.research.encyclopedia_engines.is_empty() && env.search.kind() != ProviderKind::Knowledge {
         let options = SearchOptions {
             engines: env.research.encyclopedia_engines.clone(),
             language: Some(if planned.zh { "zh-CN" } else { "en" }.to_string()),

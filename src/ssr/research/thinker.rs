@@ -11,13 +11,13 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use futures_util::StreamExt;
 use serde_json::Value;
 
 use crate::citation::CitationEntry;
 use crate::model::Reliability;
 use crate::ssr::llm::extractive;
-use crate::ssr::llm::{AnswerContext, ChatEvent, ChatModel, ChatRequest, LlmError, Message};
+use crate::ssr::llm::{AnswerContext, ChatModel, ChatRequest, LlmError, Message};
+use crate::ssr::pipeline::{stream_reply, Collect};
 use crate::ssr::prompts::research as prompts;
 use crate::ssr::prompts::research::PlanContext;
 use crate::text::has_han;
@@ -32,11 +32,52 @@ pub struct Planned {
     pub zh: bool,
 }
 
+/// Where a candidate answer stands after a branch's reflection (seed 004: ✓ / ✗ / ?).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CandidateStatus {
+    /// ✓: checked against the constraints.
+    Verified,
+    /// ✗: ruled out.
+    Excluded,
+    /// ?: still to check; the next plan asks about it.
+    Unverified,
+}
+
+impl CandidateStatus {
+    /// The mark the prompts use.
+    pub fn mark(self) -> char {
+        match self {
+            CandidateStatus::Verified => '✓',
+            CandidateStatus::Excluded => '✗',
+            CandidateStatus::Unverified => '?',
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
     pub name: String,
-    /// `✓`, `✗` or `?`.
-    pub status: char,
+    pub status: CandidateStatus,
+}
+
+/// Why a model's JSON reply could not be read as what a step asked for; shown to the model
+/// in its one retry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadError {
+    #[error("{0}")]
+    Json(String),
+    #[error("the object has no {0} array")]
+    Missing(&'static str),
+    #[error("{0} must be an array")]
+    NotArray(&'static str),
+    #[error("expected a JSON object")]
+    NotObject,
+    #[error("{0} is missing or empty")]
+    Empty(&'static str),
+    #[error("sufficient must be true or false")]
+    NotYesNo,
+    #[error("the query \"{query}\" contains \"{word}\", a reference the search engine cannot resolve; name the entity instead")]
+    Reference { query: String, word: &'static str },
 }
 
 /// What a branch's reflect step found in its search results (numbers are branch-local).
@@ -80,7 +121,7 @@ impl Reflection {
             let candidates: Vec<String> = self
                 .candidates
                 .iter()
-                .map(|c| format!("{} {}", c.status, c.name))
+                .map(|c| format!("{} {}", c.status.mark(), c.name))
                 .collect();
             lines.push(format!("candidates: {}", candidates.join(", ")));
         }
@@ -178,23 +219,19 @@ pub struct ModelThinker {
 impl ModelThinker {
     /// The whole text of one completion.
     async fn complete(&self, messages: Vec<Message>) -> Result<String, LlmError> {
-        let mut stream = self
-            .llm
-            .stream(ChatRequest {
-                messages,
-                tools: Vec::new(),
-                context: AnswerContext::default(),
-            })
-            .await?;
-        let mut text = String::new();
-        while let Some(event) = stream.next().await {
-            match event? {
-                ChatEvent::Text(piece) => text.push_str(&piece),
-                ChatEvent::Done { .. } => break,
-                ChatEvent::ToolCalls(_) => {}
-            }
+        let request = ChatRequest {
+            messages,
+            tools: Vec::new(),
+            context: AnswerContext::default(),
+        };
+        // `Collect` never halts: a stopped answer aborts its branches as a whole.
+        let reply = stream_reply(self.llm.as_ref(), request, &mut Collect)
+            .await
+            .unwrap_or_default();
+        match reply.error {
+            Some(error) => Err(error),
+            None => Ok(reply.text),
         }
-        Ok(text)
     }
 
     /// Asks for JSON and reads it with `read`; on failure shows the model the error once,
@@ -205,7 +242,7 @@ impl ModelThinker {
         zh: bool,
         system: String,
         user: String,
-        read: impl Fn(&Value) -> Result<T, String> + Send + Sync,
+        read: impl Fn(&Value) -> Result<T, ReadError> + Send + Sync,
         fallback: impl FnOnce() -> T + Send,
     ) -> Result<T, LlmError>
     where
@@ -214,7 +251,7 @@ impl ModelThinker {
         let mut messages = vec![Message::System(system), Message::User(user)];
         let reply = self.complete(messages.clone()).await?;
         let error = match tolerant::parse_value(&reply)
-            .map_err(|error| error.to_string())
+            .map_err(|error| ReadError::Json(error.to_string()))
             .and_then(|value| read(&value))
         {
             Ok(value) => return Ok(value),
@@ -222,10 +259,10 @@ impl ModelThinker {
         };
         tracing::warn!(step, %error, "research: unreadable model reply; asking once more");
         messages.push(Message::assistant(reply));
-        messages.push(Message::User(prompts::retry(zh, &error)));
+        messages.push(Message::User(prompts::retry(zh, &error.to_string())));
         let reply = self.complete(messages).await?;
         match tolerant::parse_value(&reply)
-            .map_err(|error| error.to_string())
+            .map_err(|error| ReadError::Json(error.to_string()))
             .and_then(|value| read(&value))
         {
             Ok(value) => Ok(value),
@@ -606,14 +643,14 @@ pub fn reference_in(query: &str) -> Option<&'static str> {
         .then_some("该")
 }
 
-pub fn read_plan(value: &Value) -> Result<Vec<Planned>, String> {
+pub fn read_plan(value: &Value) -> Result<Vec<Planned>, ReadError> {
     let items = match field(
         value,
         &["sub_questions", "subquestions", "questions", "子问题"],
     ) {
         Some(Value::Array(items)) => items,
-        Some(_) => return Err("sub_questions must be an array".to_string()),
-        None => return Err("the object has no sub_questions array".to_string()),
+        Some(_) => return Err(ReadError::NotArray("sub_questions")),
+        None => return Err(ReadError::Missing("sub_questions")),
     };
     let mut planned = Vec::new();
     for item in items {
@@ -640,9 +677,7 @@ pub fn read_plan(value: &Value) -> Result<Vec<Planned>, String> {
             query
         };
         if let Some(word) = reference_in(&query) {
-            return Err(format!(
-                "the query \"{query}\" contains \"{word}\", a reference the search engine cannot resolve; name the entity instead"
-            ));
+            return Err(ReadError::Reference { query, word });
         }
         let zh = match language.as_str() {
             l if l.starts_with("zh") || l.contains('中') => true,
@@ -658,9 +693,9 @@ pub fn read_plan(value: &Value) -> Result<Vec<Planned>, String> {
     Ok(planned)
 }
 
-pub fn read_reflection(value: &Value) -> Result<Reflection, String> {
+pub fn read_reflection(value: &Value) -> Result<Reflection, ReadError> {
     if !value.is_object() {
-        return Err("expected a JSON object".to_string());
+        return Err(ReadError::NotObject);
     }
     let candidates = match field(value, &["candidates", "候选"]) {
         Some(Value::Array(items)) => items
@@ -677,14 +712,14 @@ pub fn read_reflection(value: &Value) -> Result<Reflection, String> {
                     || status.contains("verified")
                     || status.contains("已验证")
                 {
-                    '✓'
+                    CandidateStatus::Verified
                 } else if status.contains('✗')
                     || status.contains("excluded")
                     || status.contains("排除")
                 {
-                    '✗'
+                    CandidateStatus::Excluded
                 } else {
-                    '?'
+                    CandidateStatus::Unverified
                 };
                 (!name.is_empty()).then_some(Candidate { name, status })
             })
@@ -703,10 +738,10 @@ pub fn read_reflection(value: &Value) -> Result<Reflection, String> {
     })
 }
 
-pub fn read_evidence(value: &Value) -> Result<Draft, String> {
+pub fn read_evidence(value: &Value) -> Result<Draft, ReadError> {
     let statement = text(field(value, &["statement", "evidence", "证据陈述", "证据"]));
     if statement.is_empty() {
-        return Err("statement is missing or empty".to_string());
+        return Err(ReadError::Empty("statement"));
     }
     Ok(Draft {
         statement,
@@ -719,12 +754,12 @@ pub fn read_evidence(value: &Value) -> Result<Draft, String> {
     })
 }
 
-pub fn read_judgement(value: &Value) -> Result<Judgement, String> {
+pub fn read_judgement(value: &Value) -> Result<Judgement, ReadError> {
     let sufficient = yes_no(field(
         value,
         &["sufficient", "is_sufficient", "充分性", "充分"],
     ))
-    .ok_or_else(|| "sufficient must be true or false".to_string())?;
+    .ok_or(ReadError::NotYesNo)?;
     Ok(Judgement {
         sufficient,
         chain: text(field(value, &["chain", "reasoning_chain", "推理链"])),
@@ -732,10 +767,10 @@ pub fn read_judgement(value: &Value) -> Result<Judgement, String> {
     })
 }
 
-pub fn read_summary(value: &Value) -> Result<Summary, String> {
+pub fn read_summary(value: &Value) -> Result<Summary, ReadError> {
     let answer = text(field(value, &["answer", "conclusion", "结论", "最终答案"]));
     if answer.is_empty() {
-        return Err("answer is missing or empty".to_string());
+        return Err(ReadError::Empty("answer"));
     }
     Ok(Summary {
         answer,
@@ -815,7 +850,7 @@ mod tests {
             &json!({ "candidates": [{ "name": "张欣", "status": "✓ 已验证" }, "赵晴"] }),
         )
         .unwrap();
-        assert_eq!(reflection.candidates[0].status, '✓');
-        assert_eq!(reflection.candidates[1].status, '?');
+        assert_eq!(reflection.candidates[0].status, CandidateStatus::Verified);
+        assert_eq!(reflection.candidates[1].status, CandidateStatus::Unverified);
     }
 }

@@ -6,7 +6,7 @@ use std::num::NonZeroUsize;
 
 use lru::LruCache;
 
-use crate::ssr::search::{SearchOptions, SearchResults};
+use crate::ssr::search::{ProviderKind, SearchOptions, SearchResults};
 
 pub const DEFAULT_CAPACITY: NonZeroUsize = match NonZeroUsize::new(20) {
     Some(capacity) => capacity,
@@ -19,7 +19,7 @@ pub struct CacheKey {
     query: String,
     options: SearchOptions,
     /// Which provider answered (`SearchProvider::name`): web and knowledge never mix.
-    source: &'static str,
+    source: ProviderKind,
 }
 
 impl CacheKey {
@@ -32,11 +32,11 @@ impl CacheKey {
                 .join(" ")
                 .to_lowercase(),
             options: options.clone(),
-            source: "web",
+            source: ProviderKind::Web,
         }
     }
 
-    pub fn from_source(mut self, source: &'static str) -> CacheKey {
+    pub fn from_source(mut self, source: ProviderKind) -> CacheKey {
         self.source = source;
         self
     }

@@ -1,0 +1,482 @@
+//! One answer's lifecycle, shared by every mode: the [`Turn`].
+//!
+//! A `Turn` owns the exchange being written, the channel its events go to, the token that
+//! stops it and the session generation it started in. The modes (`chat`, `agent`,
+//! `research`) are `async fn run(&mut Turn) -> Result<(), Halted>` built from its steps:
+//! status, notice, step, search, register a round, stream the model, fail. Stopping (the
+//! stop button, the browser going away, a `/reset`) is one error, [`Halted`], carried by
+//! `?`; [`Turn::finish`] records it and saves whatever was written.
+//!
+//! [`stream_reply`] is the one loop that reads a model's stream: the answer text of every
+//! mode and the Research thinker's JSON replies both go through it.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::citation::{render, used_numbers, Allocation, Registry, SourceMap};
+use crate::model::{
+    AnswerEvent, CitationEntry, Exchange, Lang, Level, Mode, Notice, Source, Status, Step,
+};
+use crate::ssr::llm::{ChatEvent, ChatModel, ChatRequest, LlmError, ModelKind, ToolCall};
+use crate::ssr::messages;
+use crate::ssr::search::cache::CacheKey;
+use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
+use crate::ssr::session::Session;
+use crate::ssr::state::AppState;
+
+/// The answer stopped early: the stop button, the browser went away, or a `/reset` began
+/// a new conversation. Not a failure; what was written so far is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the answer was stopped")]
+pub struct Halted;
+
+/// What the person asked, and how.
+#[derive(Debug, Clone)]
+pub struct TurnInput {
+    pub id: u64,
+    pub question: String,
+    /// Chat mode's search switch (Agent and Research decide themselves).
+    pub search_enabled: bool,
+    /// The UI language, for statuses and notices (the answer follows the question).
+    pub lang: Lang,
+    pub mode: Mode,
+}
+
+/// How an answer's citation numbers are owned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Numbering {
+    /// Chat: 1..n for this answer only; `exchange.sources` is the whole list.
+    PerAnswer,
+    /// Agent and Research: the session's registry; the answer lists what it retrieved and
+    /// any older number it cites.
+    Session,
+}
+
+/// Whether a search was answered from the session's cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheUse {
+    Hit,
+    Miss,
+}
+
+/// Searches through the session's LRU cache: an identical query (same options, same
+/// provider) in the same session is answered from memory; only complete successful
+/// searches are remembered.
+pub async fn cached_search(
+    session: &Session,
+    provider: &dyn SearchProvider,
+    query: &str,
+    options: &SearchOptions,
+) -> (Result<SearchResults, SearchError>, CacheUse) {
+    let key = CacheKey::new(query, options).from_source(provider.kind());
+    if let Some(results) = session.with_search_cache(|cache| cache.get(&key)) {
+        tracing::info!(session = ?session.id, query, n_results = results.sources.len(), "search cache hit");
+        return (Ok(results), CacheUse::Hit);
+    }
+    tracing::debug!(session = ?session.id, query, "search cache miss");
+    let result = provider.search(query, options).await;
+    if let Ok(results) = &result {
+        if !results.partial {
+            session.with_search_cache(|cache| cache.put(key, results.clone()));
+        }
+    }
+    (result, CacheUse::Miss)
+}
+
+/// A model reply as it ended.
+#[derive(Debug, Default)]
+pub struct Reply {
+    /// All of its text.
+    pub text: String,
+    pub tool_calls: Vec<ToolCall>,
+    /// Set when the model failed (before or during the stream); `text` is what came first.
+    pub error: Option<LlmError>,
+}
+
+/// Where a reply's text goes while it streams, and when to stop reading it.
+pub trait ReplySink: Send {
+    /// Resolves when the reply should no longer be read.
+    fn halted(&self) -> impl Future<Output = ()> + Send;
+    /// A piece of text, as soon as it arrives.
+    fn text(&mut self, piece: &str) -> impl Future<Output = Result<(), Halted>> + Send;
+}
+
+/// Reads nothing out loud: the text is only collected (the Research thinker's JSON).
+pub struct Collect;
+
+impl ReplySink for Collect {
+    fn halted(&self) -> impl Future<Output = ()> + Send {
+        // Thinker calls run inside branches that are aborted as a whole.
+        std::future::pending()
+    }
+
+    async fn text(&mut self, _piece: &str) -> Result<(), Halted> {
+        Ok(())
+    }
+}
+
+/// The one loop that reads a model's stream: text to `sink`, tool calls collected, the
+/// first error kept in the reply. Dropping the stream (on `Halted`) closes the request.
+pub async fn stream_reply(
+    llm: &dyn ChatModel,
+    request: ChatRequest,
+    sink: &mut impl ReplySink,
+) -> Result<Reply, Halted> {
+    let mut reply = Reply::default();
+    let started = tokio::select! {
+        biased;
+        () = sink.halted() => return Err(Halted),
+        started = llm.stream(request) => started,
+    };
+    let mut stream = match started {
+        Ok(stream) => stream,
+        Err(error) => {
+            reply.error = Some(error);
+            return Ok(reply);
+        }
+    };
+    loop {
+        let next = tokio::select! {
+            biased;
+            () = sink.halted() => return Err(Halted),
+            next = stream.next() => next,
+        };
+        match next {
+            None | Some(Ok(ChatEvent::Done { .. })) => return Ok(reply),
+            Some(Ok(ChatEvent::Text(piece))) => {
+                reply.text.push_str(&piece);
+                sink.text(&piece).await?;
+            }
+            Some(Ok(ChatEvent::ToolCalls(mut calls))) => reply.tool_calls.append(&mut calls),
+            Some(Err(error)) => {
+                reply.error = Some(error);
+                return Ok(reply);
+            }
+        }
+    }
+}
+
+/// One answer being written.
+pub struct Turn {
+    pub state: AppState,
+    pub session: Arc<Session>,
+    pub input: TurnInput,
+    pub exchange: Exchange,
+    pub numbering: Numbering,
+    /// Registry numbers this answer allocated (session numbering).
+    pub retrieved: Vec<u32>,
+    events: mpsc::Sender<AnswerEvent>,
+    cancel: CancellationToken,
+    /// The session's generation when the answer began (a `/reset` changes it).
+    generation: u64,
+    /// The search provider, picked once per answer.
+    provider: Option<Arc<dyn SearchProvider>>,
+}
+
+impl Turn {
+    /// Starts an answer: its record and the `Started` event.
+    pub async fn begin(
+        state: AppState,
+        session: Arc<Session>,
+        input: TurnInput,
+        cancel: CancellationToken,
+        events: mpsc::Sender<AnswerEvent>,
+    ) -> Turn {
+        let offline = state.llm.kind() == ModelKind::Extractive;
+        let exchange = Exchange {
+            id: input.id,
+            mode: input.mode,
+            question: input.question.clone(),
+            offline,
+            ..Exchange::default()
+        };
+        let turn = Turn {
+            generation: session.generation(),
+            numbering: match input.mode {
+                Mode::Chat => Numbering::PerAnswer,
+                Mode::Agent | Mode::Research => Numbering::Session,
+            },
+            state,
+            session,
+            input,
+            exchange,
+            retrieved: Vec::new(),
+            events,
+            cancel,
+            provider: None,
+        };
+        // Nobody listening is noticed by the first step that checks.
+        let _ = turn
+            .send(AnswerEvent::Started {
+                id: turn.input.id,
+                offline,
+            })
+            .await;
+        turn
+    }
+
+    pub fn lang(&self) -> Lang {
+        self.input.lang
+    }
+
+    pub fn texts(&self) -> &'static crate::i18n::Texts {
+        self.input.lang.texts()
+    }
+
+    /// Resolves when the answer must stop: the stop button, or the browser went away.
+    pub async fn halted(&self) {
+        tokio::select! {
+            () = self.cancel.cancelled() => {},
+            () = self.events.closed() => {},
+        }
+    }
+
+    /// `Err(Halted)` once the answer must stop.
+    pub fn check(&self) -> Result<(), Halted> {
+        if self.cancel.is_cancelled() || self.events.is_closed() {
+            Err(Halted)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Runs `work` unless the answer stops first.
+    pub async fn guard<T>(&self, work: impl Future<Output = T>) -> Result<T, Halted> {
+        tokio::select! {
+            biased;
+            () = self.halted() => Err(Halted),
+            done = work => Ok(done),
+        }
+    }
+
+    /// Sends an event. Never waits past a stop: a full channel (a slow browser) cannot
+    /// keep a stopped answer alive.
+    pub async fn send(&self, event: AnswerEvent) -> Result<(), Halted> {
+        self.check()?;
+        tokio::select! {
+            sent = self.events.send(event) => sent.map_err(|_| Halted),
+            () = self.halted() => Err(Halted),
+        }
+    }
+
+    /// Sets the status line (`None` clears it).
+    pub async fn status(&self, status: Option<Status>) -> Result<(), Halted> {
+        self.send(AnswerEvent::Status { status }).await
+    }
+
+    /// A notice beside the answer, kept with it.
+    pub async fn notice(&mut self, level: Level, text: impl Into<String>) -> Result<(), Halted> {
+        let notice = Notice {
+            level,
+            text: text.into(),
+        };
+        self.exchange.notices.push(notice.clone());
+        self.send(AnswerEvent::Notice { notice }).await
+    }
+
+    /// A step of the trace, kept with the answer.
+    pub async fn step(&mut self, step: Step) -> Result<(), Halted> {
+        let id = u32::try_from(self.exchange.steps.len()).unwrap_or(u32::MAX);
+        self.exchange.steps.push(step.clone());
+        self.send(AnswerEvent::Step { id, step }).await
+    }
+
+    /// The sources the answer may cite.
+    pub async fn sources(&mut self, sources: Vec<Arc<CitationEntry>>) -> Result<(), Halted> {
+        self.exchange.sources.clone_from(&sources);
+        self.send(AnswerEvent::Sources { sources }).await
+    }
+
+    /// Appends answer text.
+    pub async fn token(&mut self, text: String) -> Result<(), Halted> {
+        self.exchange.answer.push_str(&text);
+        self.send(AnswerEvent::Token { text }).await
+    }
+
+    /// The answer failed: an error notice and the `Failed` event.
+    pub async fn fail(&mut self, message: String) -> Result<(), Halted> {
+        self.exchange.notices.push(Notice {
+            level: Level::Error,
+            text: message.clone(),
+        });
+        self.send(AnswerEvent::Failed { message }).await
+    }
+
+    /// The model failed: logged, and told in the UI language.
+    pub async fn model_failed(&mut self, error: &LlmError) -> Result<(), Halted> {
+        tracing::warn!(%error, "model failed");
+        self.fail(messages::llm_error(self.lang(), error)).await
+    }
+
+    /// The search failed: a warning notice and the status line say why and what to fix.
+    pub async fn search_failed(&mut self, error: &SearchError) -> Result<(), Halted> {
+        tracing::warn!(%error, "search failed");
+        let message = messages::search_error(self.lang(), error);
+        self.notice(Level::Warning, message.clone()).await?;
+        self.status(Some(Status::SearchFailed { message })).await
+    }
+
+    /// This answer's search provider (the session's source choice), picked once; a fallback
+    /// to the knowledge base is announced as a notice.
+    pub async fn provider(&mut self) -> Result<Arc<dyn SearchProvider>, Halted> {
+        if let Some(provider) = &self.provider {
+            return Ok(Arc::clone(provider));
+        }
+        // The health check may take a SearXNG timeout; stop must not wait for it.
+        let choice = self.session.settings().sources;
+        let picked = self
+            .guard(self.state.pick_search(choice, self.input.lang))
+            .await?;
+        if let Some(notice) = picked.notice {
+            tracing::info!("SearXNG is unavailable; searching the knowledge base");
+            self.notice(notice.level, notice.text).await?;
+        }
+        self.provider = Some(Arc::clone(&picked.provider));
+        Ok(picked.provider)
+    }
+
+    /// One search through the session cache, unless the answer stops first.
+    pub async fn search(
+        &self,
+        provider: &dyn SearchProvider,
+        query: &str,
+        options: &SearchOptions,
+    ) -> Result<(Result<SearchResults, SearchError>, CacheUse), Halted> {
+        self.guard(cached_search(&self.session, provider, query, options))
+            .await
+    }
+
+    /// Numbers search rounds in the session registry, in order; logs each allocation and
+    /// tells the user when a conflict had to be repaired. A `/reset` since the answer began
+    /// halts it instead: nothing goes into the fresh registry.
+    pub async fn register_rounds(
+        &mut self,
+        rounds: &[(&str, &[Source])],
+    ) -> Result<Vec<Allocation>, Halted> {
+        let allocations = self
+            .session
+            .with_registry_of(self.generation, |registry| {
+                rounds
+                    .iter()
+                    .map(|(query, sources)| {
+                        let allocation = registry.add_round(query, sources);
+                        tracing::info!(query, n_results = sources.len(), range = ?allocation.new_range, round = allocation.round, "citation numbers allocated");
+                        if !allocation.conflicts.is_empty() {
+                            tracing::error!(conflicts = ?allocation.conflicts, "citation numbers conflicted; repaired");
+                        }
+                        allocation
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .ok_or(Halted)?;
+        for allocation in &allocations {
+            self.retrieved.extend(allocation.numbers.iter().copied());
+        }
+        if allocations.iter().any(|a| !a.conflicts.is_empty()) {
+            // Seed 002: should never happen; detected, repaired, and the user is told.
+            let text = self.texts().registry_conflict;
+            self.notice(Level::Warning, text).await?;
+        }
+        Ok(allocations)
+    }
+
+    /// A copy of the session registry (never hold its lock across an `.await`).
+    pub fn registry(&self) -> Registry {
+        self.session.with_registry(|registry| registry.clone())
+    }
+
+    /// The session-registry entries this answer retrieved, plus older ones its text cites.
+    pub fn answer_sources(&self) -> Vec<Arc<CitationEntry>> {
+        let registry = self.registry();
+        let mut numbers = self.retrieved.clone();
+        numbers.extend(used_numbers(&self.exchange.answer, &registry));
+        numbers.sort_unstable();
+        numbers.dedup();
+        numbers
+            .into_iter()
+            .filter_map(|n| registry.shared(n).cloned())
+            .collect()
+    }
+
+    /// Streams a model reply into the answer, token by token. `clear_status` empties the
+    /// status line at the first token. A model failure is returned in the reply (the caller
+    /// decides whether it fails the answer).
+    pub async fn stream_model(
+        &mut self,
+        request: ChatRequest,
+        clear_status: bool,
+    ) -> Result<Reply, Halted> {
+        let llm = Arc::clone(&self.state.llm);
+        let mut sink = AnswerSink {
+            turn: self,
+            clear_status,
+        };
+        stream_reply(llm.as_ref(), request, &mut sink).await
+    }
+
+    /// Ends the answer: stopped or done, the sources it may cite, the numbers it cites,
+    /// `Done`, and the exchange saved to the session (unless a `/reset` came since).
+    pub async fn finish(mut self, outcome: Result<(), Halted>) -> Exchange {
+        if outcome.is_err() || self.check().is_err() {
+            self.exchange.stopped = true;
+        }
+        let events = self.events.clone();
+        let quiet = |event: AnswerEvent| {
+            let events = events.clone();
+            async move {
+                // The end is sent even after a stop, but never waits for a gone browser.
+                tokio::select! {
+                    _ = events.send(event) => {},
+                    () = events.closed() => {},
+                }
+            }
+        };
+        if self.numbering == Numbering::Session {
+            self.exchange.sources = self.answer_sources();
+            quiet(AnswerEvent::Sources {
+                sources: self.exchange.sources.clone(),
+            })
+            .await;
+        }
+        let mut exchange = self.exchange;
+        let sources = SourceMap::new(exchange.sources.iter().cloned());
+        for problem in render(&exchange.answer, &sources).problems {
+            // Seed 002 "引用丢失": the marker stays text; the log says so.
+            tracing::warn!(number = problem.number, marker = %problem.marker, "引用丢失: the answer cites a number with no source");
+        }
+        exchange.cited = used_numbers(&exchange.answer, &sources);
+        exchange.done = true;
+        tracing::info!(chars = exchange.answer.chars().count(), cited = ?exchange.cited, stopped = exchange.stopped, "answer done");
+        quiet(AnswerEvent::Done {
+            cited: exchange.cited.clone(),
+            stopped: exchange.stopped,
+        })
+        .await;
+        self.session
+            .push_exchange(self.generation, exchange.clone());
+        exchange
+    }
+}
+
+/// A reply's text streamed into the answer.
+struct AnswerSink<'a> {
+    turn: &'a mut Turn,
+    clear_status: bool,
+}
+
+impl ReplySink for AnswerSink<'_> {
+    fn halted(&self) -> impl Future<Output = ()> + Send {
+        self.turn.halted()
+    }
+
+    async fn text(&mut self, piece: &str) -> Result<(), Halted> {
+        if std::mem::take(&mut self.clear_status) {
+            self.turn.status(None).await?;
+        }
+        self.turn.token(piece.to_string()).await
+    }
+}
