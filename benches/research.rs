@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use cited::i18n::Lang;
 use cited::model::{Mode, Source};
-use cited::ssr::chat::ChatInput;
+use cited::ssr::pipeline::TurnInput;
 use cited::ssr::config::Config;
 use cited::ssr::llm::{
     ChatEvent, ChatModel, ChatRequest, ChatStream, LlmError, Message, ModelKind,
@@ -119,14 +119,16 @@ async fn answer(state: &AppState) {
     let session = SessionStore::new(Duration::from_secs(60)).create(Instant::now());
     let (sender, mut receiver) = tokio::sync::mpsc::channel(1024);
     let drain = tokio::spawn(async move { while receiver.recv().await.is_some() {} });
-    let input = ChatInput {
+    let input = TurnInput {
         id: 1,
         question: "Which topic?".to_string(),
         search_enabled: true,
         lang: Lang::En,
         mode: Mode::Research,
     };
-    let exchange = research::run(state, session, input, CancellationToken::new(), sender).await;
+    let exchange =
+        cited::ssr::answer::run(state.clone(), session, input, CancellationToken::new(), sender)
+            .await;
     assert!(exchange.cited.contains(&1), "{}", exchange.answer);
     let _ = drain.await;
 }

@@ -13,8 +13,12 @@ pub enum AppError {
     /// The browser's session cookie is missing or has expired; a reload starts a new one.
     #[error("your session has expired: reload the page to start a new one")]
     NoSession,
+    /// The request itself is wrong (empty or too long a question, an unknown value).
     #[error("{0}")]
     BadInput(String),
+    /// The session is still writing an answer; the message says to wait or stop it.
+    #[error("{0}")]
+    Busy(String),
     #[error("something went wrong on the server; the details are in its log")]
     Internal,
     /// The request never reached the server function, or its answer could not be read.
@@ -22,10 +26,37 @@ pub enum AppError {
     Transport(String),
 }
 
+impl AppError {
+    /// The HTTP status this error answers with: the one place that decides it.
+    pub fn status(&self) -> u16 {
+        match self {
+            AppError::NoSession => 401,
+            AppError::BadInput(_) => 400,
+            AppError::Busy(_) => 409,
+            AppError::Internal => 500,
+            AppError::Transport(_) => 502,
+        }
+    }
+}
+
 impl FromServerFnError for AppError {
     type Encoder = JsonEncoding;
 
     fn from_server_fn_error(value: ServerFnErrorErr) -> AppError {
         AppError::Transport(value.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_error_has_its_status() {
+        assert_eq!(AppError::NoSession.status(), 401);
+        assert_eq!(AppError::BadInput("x".into()).status(), 400);
+        assert_eq!(AppError::Busy("x".into()).status(), 409);
+        assert_eq!(AppError::Internal.status(), 500);
+        assert_eq!(AppError::Transport("x".into()).status(), 502);
     }
 }

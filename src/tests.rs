@@ -5,6 +5,7 @@ mod chat;
 mod doctor;
 mod fetch;
 mod knowledge;
+mod layers;
 mod llm;
 mod research;
 mod search;

@@ -10,17 +10,12 @@ use crate::error::AppError;
 pub async fn ask(question: String) -> Result<ByteStream<AppError>, AppError> {
     use crate::model::AnswerEvent;
     use crate::ssr::pipeline::TurnInput;
-    use crate::ssr::state::AppState;
 
-    let state = use_context::<AppState>().ok_or(AppError::Internal)?;
-    // A refused question is the client's mistake: 400, not 500.
-    let refuse = |message: &str| {
-        if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
-            response.set_status(axum::http::StatusCode::BAD_REQUEST);
-        }
-        AppError::BadInput(message.to_string())
-    };
-    let session = crate::ssr::request::current().ok_or(AppError::NoSession)?;
+    use crate::ssr::request::reject;
+
+    let state = crate::ssr::request::state()?;
+    let refuse = |message: &str| reject(AppError::BadInput(message.to_string()));
+    let session = crate::ssr::request::session()?;
     let lang = crate::ssr::request::request_lang();
     let t = lang.texts();
     let question = question.trim().to_string();
@@ -58,7 +53,7 @@ pub async fn ask(question: String) -> Result<ByteStream<AppError>, AppError> {
     }
     let (id, cancel) = session
         .begin_answer()
-        .ok_or_else(|| AppError::BadInput(t.busy.to_string()))?;
+        .ok_or_else(|| reject(AppError::Busy(t.busy.to_string())))?;
     let settings = session.settings();
     let search_enabled = settings.search_enabled || !settings.mode.has_search_switch();
     let (sender, receiver) = tokio::sync::mpsc::channel::<AnswerEvent>(256);

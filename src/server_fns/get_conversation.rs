@@ -6,6 +6,6 @@ use crate::model::Exchange;
 /// The session's questions and answers so far, oldest first.
 #[server(prefix = "/api", endpoint = "conversation")]
 pub async fn get_conversation() -> Result<Vec<Exchange>, AppError> {
-    let session = crate::ssr::request::current().ok_or(AppError::NoSession)?;
+    let session = crate::ssr::request::session()?;
     Ok(session.conversation())
 }

@@ -11,9 +11,7 @@ pub async fn get_search_status(
 ) -> Result<ServiceStatus, AppError> {
     use std::time::Duration;
 
-    use crate::ssr::state::AppState;
-
-    let state = use_context::<AppState>().ok_or(AppError::Internal)?;
+    let state = crate::ssr::request::state()?;
     let max_age = Duration::from_secs(if refresh { 5 } else { 60 });
     let result = state.search_health.status(max_age).await;
     Ok(ServiceStatus {

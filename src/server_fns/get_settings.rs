@@ -7,7 +7,7 @@ use crate::model::Settings;
 /// server's defaults filled in where the session has not chosen.
 #[server(prefix = "/api", endpoint = "get_settings")]
 pub async fn get_settings() -> Result<Settings, AppError> {
-    let session = crate::ssr::request::current().ok_or(AppError::NoSession)?;
+    let session = crate::ssr::request::session()?;
     Ok(effective(session.settings()))
 }
 

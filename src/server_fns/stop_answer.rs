@@ -6,7 +6,7 @@ use crate::error::AppError;
 /// there was one.
 #[server(prefix = "/api", endpoint = "stop")]
 pub async fn stop_answer() -> Result<bool, AppError> {
-    let session = crate::ssr::request::current().ok_or(AppError::NoSession)?;
+    let session = crate::ssr::request::session()?;
     let stopped = session.stop_answer();
     tracing::info!(session = ?session.id, stopped, "stop requested");
     Ok(stopped)

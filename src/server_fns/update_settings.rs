@@ -12,14 +12,12 @@ pub async fn update_settings(
     #[server(default)] sources: Option<Sources>,
     #[server(default)] lang: Option<String>,
 ) -> Result<Settings, AppError> {
-    let session = crate::ssr::request::current().ok_or(AppError::NoSession)?;
+    let session = crate::ssr::request::session()?;
     let lang = match lang {
         Some(raw) => Some(crate::model::Lang::parse(&raw).ok_or_else(|| {
-            // The client's mistake: 400, not 500.
-            if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
-                response.set_status(axum::http::StatusCode::BAD_REQUEST);
-            }
-            AppError::BadInput(format!("unknown language {raw:?}; use zh-CN or en"))
+            crate::ssr::request::reject(AppError::BadInput(format!(
+                "unknown language {raw:?}; use zh-CN or en"
+            )))
         })?),
         None => None,
     };

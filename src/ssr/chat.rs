@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use crate::citation::prompt::{chat_block, PromptLang};
 use crate::citation::Registry;
-use crate::model::{Exchange, Level, Status};
+use crate::model::{CitationEntry, Exchange, Level, Status};
 use crate::ssr::llm::{budget, AnswerContext, ChatRequest, Message};
-use crate::ssr::pipeline::{Halted, Turn};
+use crate::ssr::pipeline::{Halted, Numbering, Turn};
 use crate::ssr::prompts::{self, ChatSearch};
 use crate::ssr::search::SearchOptions;
 use crate::text::has_han;
@@ -35,12 +35,13 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
     if turn.input.search_enabled {
         search_then_answer(turn).await
     } else {
-        answer(turn, &Registry::new(), ChatSearch::Off).await
+        answer(turn, &[], ChatSearch::Off).await
     }
 }
 
-/// Searches the question, numbers the results 1..n, and answers from them. Agent mode
-/// falls back to this when its model cannot call tools.
+/// Searches the question, numbers the results (1..n, or in the session registry when the
+/// turn numbers by session), and answers from them. Agent mode falls back to this when its
+/// model cannot call tools.
 pub async fn search_then_answer(turn: &mut Turn) -> Result<(), Halted> {
     turn.status(Some(Status::Searching { query: None })).await?;
     let provider = turn.provider().await?;
@@ -50,24 +51,37 @@ pub async fn search_then_answer(turn: &mut Turn) -> Result<(), Halted> {
         .await?;
     match searched {
         Ok(results) if !results.sources.is_empty() => {
-            let registry = Registry::single_round(&question, &results.sources);
-            turn.sources(registry.entries().to_vec()).await?;
-            answer(turn, &registry, ChatSearch::Results).await
+            let entries = match turn.numbering {
+                Numbering::PerAnswer => {
+                    Registry::single_round(&question, &results.sources).entries().to_vec()
+                }
+                Numbering::Session => {
+                    turn.register_rounds(&[(question.as_str(), &results.sources)])
+                        .await?;
+                    turn.answer_sources()
+                }
+            };
+            turn.sources(entries.clone()).await?;
+            answer(turn, &entries, ChatSearch::Results).await
         }
         Ok(_) => {
             let text = turn.texts().no_results;
             turn.notice(Level::Info, text).await?;
-            answer(turn, &Registry::new(), ChatSearch::NoResults).await
+            answer(turn, &[], ChatSearch::NoResults).await
         }
         Err(error) => {
             turn.search_failed(&error).await?;
-            answer(turn, &Registry::new(), ChatSearch::Failed).await
+            answer(turn, &[], ChatSearch::Failed).await
         }
     }
 }
 
 /// Builds the prompt within the context budget and streams the model's answer.
-async fn answer(turn: &mut Turn, registry: &Registry, search: ChatSearch) -> Result<(), Halted> {
+async fn answer(
+    turn: &mut Turn,
+    entries: &[Arc<CitationEntry>],
+    search: ChatSearch,
+) -> Result<(), Halted> {
     let question = turn.input.question.clone();
     let prompt_lang = if has_han(&question) {
         PromptLang::Zh
@@ -76,8 +90,7 @@ async fn answer(turn: &mut Turn, registry: &Registry, search: ChatSearch) -> Res
     };
     let system = prompts::chat_system(&question, search);
     let snippet_chars = turn.state.config.snippet_chars;
-    let sources: Vec<String> = registry
-        .entries()
+    let sources: Vec<String> = entries
         .iter()
         .map(|entry| chat_block([&**entry], snippet_chars, prompt_lang))
         .collect();
@@ -101,7 +114,7 @@ async fn answer(turn: &mut Turn, registry: &Registry, search: ChatSearch) -> Res
         tools: Vec::new(),
         context: AnswerContext {
             question,
-            sources: registry.entries().iter().map(Arc::clone).collect(),
+            sources: entries.to_vec(),
         },
     };
     // A failed search keeps its message on the status line.

@@ -11,6 +11,7 @@ use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::Response;
 
+use crate::error::AppError;
 use crate::model::Lang;
 use crate::ssr::session::Session;
 use crate::ssr::state::AppState;
@@ -90,3 +91,24 @@ pub fn current() -> Option<Arc<Session>> {
         .map(|current| current.0.clone())
 }
 
+
+/// Sets the response's status from the error ([`AppError::status`]) and hands it back, for
+/// a server function to return.
+pub fn reject(error: AppError) -> AppError {
+    if let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
+        let status = axum::http::StatusCode::from_u16(error.status())
+            .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+        response.set_status(status);
+    }
+    error
+}
+
+/// The caller's session, for a server function; [`AppError::NoSession`] (401) without one.
+pub fn session() -> Result<Arc<Session>, AppError> {
+    current().ok_or_else(|| reject(AppError::NoSession))
+}
+
+/// The app state, for a server function.
+pub fn state() -> Result<AppState, AppError> {
+    leptos::prelude::use_context::<AppState>().ok_or_else(|| reject(AppError::Internal))
+}

@@ -12,12 +12,14 @@ use tokio_util::sync::CancellationToken;
 use super::searxng;
 use crate::model::Lang;
 use crate::model::{AnswerEvent, Exchange, Mode, Step};
-use crate::ssr::chat::{self, ChatInput};
+use crate::ssr::answer;
+use crate::ssr::pipeline::TurnInput;
 use crate::ssr::llm::{
     ChatEvent, ChatModel, ChatRequest, ChatStream, FinishReason, LlmError, Message, ModelKind,
     ToolCall,
 };
 use crate::ssr::session::{Session, SessionStore};
+use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
 use crate::ssr::state::AppState;
 
 type Answer = Box<dyn Fn(&[String]) -> String + Send + Sync>;
@@ -111,19 +113,25 @@ fn harness(model: Arc<dyn ChatModel>, extra: &[(&str, &str)]) -> (AppState, Arc<
 
 async fn agent(
     state: &AppState,
-    session: &Session,
+    session: &Arc<Session>,
     question: &str,
 ) -> (Exchange, Vec<AnswerEvent>) {
     let (sender, mut receiver) = mpsc::channel(1024);
-    let input = ChatInput {
+    let input = TurnInput {
         id: 1,
         question: question.into(),
         search_enabled: false,
         lang: Lang::ZhCn,
         mode: Mode::Agent,
     };
-    let exchange =
-        crate::ssr::agent::run(state, session, input, CancellationToken::new(), sender).await;
+    let exchange = answer::run(
+        state.clone(),
+        Arc::clone(session),
+        input,
+        CancellationToken::new(),
+        sender,
+    )
+    .await;
     let mut events = Vec::new();
     while let Some(event) = receiver.recv().await {
         events.push(event);
@@ -180,9 +188,29 @@ async fn five_then_three_results_are_1_to_5_and_6_to_8() {
     assert!(events.iter().any(|e| matches!(
         e,
         AnswerEvent::Step {
-            step: Step::Thought { .. }
+            step: Step::Thought { .. },
+            ..
         }
     )));
+    // The browser rebuilds the answer from tokens and rewrites alone, measuring nothing.
+    let mut replayed = String::new();
+    for event in &events {
+        match event {
+            AnswerEvent::Token { text } => replayed.push_str(text),
+            AnswerEvent::Rewrite { answer } => replayed.clone_from(answer),
+            _ => {}
+        }
+    }
+    assert_eq!(replayed, exchange.answer);
+    // Steps are addressed by their index in the exchange.
+    let ids: Vec<u32> = events
+        .iter()
+        .filter_map(|e| match e {
+            AnswerEvent::Step { id, .. } => Some(*id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids, (0..exchange.steps.len() as u32).collect::<Vec<_>>());
     let list = crate::citation::lists::agent_markdown(
         &crate::citation::SourceMap::new(exchange.sources.clone()),
         &exchange.cited,
@@ -217,16 +245,16 @@ async fn numbering_continues_across_questions_and_restarts_after_reset() {
     let mut chat_state = state.clone();
     chat_state.llm = Arc::new(super::chat::Scripted::fixed("chat [1]"));
     let (sender, _receiver) = mpsc::channel(1024);
-    let chat_input = ChatInput {
+    let chat_input = TurnInput {
         id: 2,
         question: "five chat".into(),
         search_enabled: true,
         lang: Lang::ZhCn,
         mode: Mode::Chat,
     };
-    let chat_exchange = chat::run(
-        &chat_state,
-        &session,
+    let chat_exchange = answer::run(
+        chat_state,
+        Arc::clone(&session),
         chat_input,
         CancellationToken::new(),
         sender,
@@ -292,32 +320,34 @@ async fn five_searches_by_default_then_the_tool_says_answer_now() {
     assert_eq!(exchange.answer, "6 outputs", "the model still answered");
 }
 
+/// Refuses any request with tools, like a server whose model has no function calling.
+struct NoTools;
+
+#[async_trait]
+impl ChatModel for NoTools {
+    fn kind(&self) -> ModelKind {
+        ModelKind::Remote
+    }
+    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {
+        if !request.tools.is_empty() {
+            return Err(LlmError::BadRequest {
+                status: 400,
+                message: "this model does not support tools".into(),
+            });
+        }
+        let events = vec![
+            Ok(ChatEvent::Text("From the results [1].".into())),
+            Ok(ChatEvent::Done {
+                finish_reason: None,
+                usage: None,
+            }),
+        ];
+        Ok(Box::pin(futures_util::stream::iter(events)))
+    }
+}
+
 #[tokio::test]
 async fn a_model_that_rejects_tools_gets_search_then_answer() {
-    /// Refuses any request with tools, like a server whose model has no function calling.
-    struct NoTools;
-    #[async_trait]
-    impl ChatModel for NoTools {
-        fn kind(&self) -> ModelKind {
-            ModelKind::Remote
-        }
-        async fn stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {
-            if !request.tools.is_empty() {
-                return Err(LlmError::BadRequest {
-                    status: 400,
-                    message: "this model does not support tools".into(),
-                });
-            }
-            let events = vec![
-                Ok(ChatEvent::Text("From the results [1].".into())),
-                Ok(ChatEvent::Done {
-                    finish_reason: None,
-                    usage: None,
-                }),
-            ];
-            Ok(Box::pin(futures_util::stream::iter(events)))
-        }
-    }
     let (state, session) = harness(Arc::new(NoTools), &[]);
     let (exchange, _) = agent(&state, &session, "five widgets").await;
     assert!(
@@ -328,6 +358,72 @@ async fn a_model_that_rejects_tools_gets_search_then_answer() {
     assert_eq!(exchange.answer, "From the results [1].");
     assert_eq!(exchange.cited, vec![1]);
     assert_eq!(exchange.sources.len(), 5, "it searched first");
+    // Agent numbering stays session-global: the next Agent answer continues after [5].
+    assert_eq!(session.with_registry(|r| r.len()), 5);
+}
+
+#[tokio::test]
+async fn the_no_tools_fallback_keeps_every_notice_and_starts_once() {
+    // SearXNG is down, so `auto` answers from the knowledge base with its own notice; the
+    // model cannot call tools, so the answer falls back to search-then-answer.
+    let (state, session) = harness(
+        Arc::new(NoTools),
+        &[
+            ("CITED_SOURCES", "auto"),
+            ("CITED_SEARXNG_URL", "http://127.0.0.1:9"),
+        ],
+    );
+    assert!(!state.knowledge.is_empty(), "the project's docs are indexed");
+    let (exchange, events) = agent(&state, &session, "SearXNG JSON output").await;
+    let t = Lang::ZhCn.texts();
+    let texts: Vec<&str> = exchange.notices.iter().map(|n| n.text.as_str()).collect();
+    assert_eq!(texts, vec![t.knowledge_fallback, t.no_tools], "{texts:?}");
+    let started = events
+        .iter()
+        .filter(|e| matches!(e, AnswerEvent::Started { .. }))
+        .count();
+    assert_eq!(started, 1, "one answer, one start");
+    let saved = session.conversation();
+    assert_eq!(saved.len(), 1);
+    assert_eq!(saved[0], exchange, "what was saved is what was answered");
+    assert_eq!(exchange.cited, vec![1]);
+}
+
+/// Web search that lets a `/reset` land while it runs (without stopping the answer, as a
+/// reset that races the stop signal would).
+struct ResetDuringSearch {
+    inner: Arc<dyn SearchProvider>,
+    session: Arc<Session>,
+}
+
+#[async_trait]
+impl SearchProvider for ResetDuringSearch {
+    async fn search(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> Result<SearchResults, SearchError> {
+        let results = self.inner.search(query, options).await;
+        self.session.reset();
+        results
+    }
+}
+
+#[tokio::test]
+async fn a_reset_during_a_search_leaves_the_fresh_registry_empty() {
+    let (mut state, session) = harness(script(&[&["five a"]], |_| "done [1]".into()), &[]);
+    state.search = Arc::new(ResetDuringSearch {
+        inner: Arc::clone(&state.search),
+        session: Arc::clone(&session),
+    });
+    let (exchange, _) = agent(&state, &session, "q").await;
+    assert!(exchange.stopped, "the reset ended the answer");
+    assert_eq!(
+        session.with_registry(|r| r.len()),
+        0,
+        "no stale sources in the new conversation"
+    );
+    assert!(session.conversation().is_empty(), "nor a stale exchange");
 }
 
 #[tokio::test]

@@ -11,8 +11,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::searxng;
 use crate::model::Lang;
-use crate::model::{AnswerEvent, Exchange, Level, LineDecoder, Mode};
-use crate::ssr::chat::{self, ChatInput};
+use crate::model::{AnswerEvent, Exchange, Level, LineDecoder, Mode, Status};
+use crate::ssr::answer;
+use crate::ssr::pipeline::TurnInput;
 use crate::ssr::llm::{
     ChatEvent, ChatModel, ChatRequest, ChatStream, LlmError, Message, ModelKind,
 };
@@ -131,16 +132,16 @@ async fn ask(
     search_enabled: bool,
 ) -> (Exchange, Vec<AnswerEvent>) {
     let (sender, mut receiver) = mpsc::channel(256);
-    let input = ChatInput {
+    let input = TurnInput {
         id: 1,
         question: question.into(),
         search_enabled,
         lang: Lang::ZhCn,
         mode: Mode::Chat,
     };
-    let exchange = chat::run(
-        &harness.state,
-        &harness.session,
+    let exchange = answer::run(
+        harness.state.clone(),
+        Arc::clone(&harness.session),
         input,
         CancellationToken::new(),
         sender,
@@ -176,7 +177,7 @@ async fn switch_on_searches_numbers_and_resolves_citations() {
         AnswerEvent::Started { offline: false, .. }
     ));
     assert!(events.contains(&AnswerEvent::Status {
-        text: "正在搜索…".into()
+        status: Some(Status::Searching { query: None })
     }));
     let sources = events
         .iter()
@@ -235,7 +236,7 @@ async fn a_failed_search_degrades_to_an_answer_with_a_notice() {
     );
     assert!(events
         .iter()
-        .any(|e| matches!(e, AnswerEvent::Status { text } if text.starts_with("搜索服务不可用"))));
+        .any(|e| matches!(e, AnswerEvent::Status { status: Some(Status::SearchFailed { message }) } if message.starts_with("搜索服务不可用"))));
     assert_eq!(exchange.answer, "我根据自己的知识回答。");
     assert!(system_prompt(&h.model.last_request()).contains("网络搜索暂时不可用"));
 }
@@ -294,7 +295,7 @@ async fn stop_ends_the_answer_and_keeps_what_was_written() {
     let h = harness(&searxng::shared().url, model, &[]);
     let (sender, mut receiver) = mpsc::channel(256);
     let cancel = CancellationToken::new();
-    let input = ChatInput {
+    let input = TurnInput {
         id: 5,
         question: "long".into(),
         search_enabled: false,
@@ -303,7 +304,7 @@ async fn stop_ends_the_answer_and_keeps_what_was_written() {
     };
     let run = {
         let (state, session, cancel) = (h.state.clone(), h.session.clone(), cancel.clone());
-        tokio::spawn(async move { chat::run(&state, &session, input, cancel, sender).await })
+        tokio::spawn(answer::run(state, session, input, cancel, sender))
     };
     while let Some(event) = receiver.recv().await {
         if matches!(event, AnswerEvent::Token { .. }) {
@@ -333,7 +334,7 @@ async fn a_reset_during_an_answer_is_not_undone_by_it() {
     });
     let h = harness(&searxng::shared().url, model, &[]);
     let (sender, mut receiver) = mpsc::channel(256);
-    let input = ChatInput {
+    let input = TurnInput {
         id: 9,
         question: "q".into(),
         search_enabled: false,
@@ -342,9 +343,13 @@ async fn a_reset_during_an_answer_is_not_undone_by_it() {
     };
     let run = {
         let (state, session) = (h.state.clone(), h.session.clone());
-        tokio::spawn(async move {
-            chat::run(&state, &session, input, CancellationToken::new(), sender).await
-        })
+        tokio::spawn(answer::run(
+            state,
+            session,
+            input,
+            CancellationToken::new(),
+            sender,
+        ))
     };
     while let Some(event) = receiver.recv().await {
         if matches!(event, AnswerEvent::Token { .. }) {
@@ -458,4 +463,49 @@ async fn ask_over_http_streams_ndjson_and_handles_commands() {
         .await
         .unwrap();
     assert!(conversation.is_empty(), "reset cleared the conversation");
+}
+
+#[tokio::test]
+async fn a_second_question_while_answering_is_a_409_that_says_why() {
+    let (llm, _) = super::llm::fake_openai().await;
+    let server = super::TestServer::start(&[
+        ("CITED_SEARXNG_URL", &searxng::shared().url),
+        ("CITED_LLM_BASE_URL", &llm),
+        ("CITED_LLM_MODEL", "endless"),
+    ])
+    .await;
+    let client = super::browser();
+    // The first answer keeps streaming while the second question arrives.
+    let first = client
+        .post(server.url("/api/ask"))
+        .form(&[("question", "first")])
+        .send()
+        .await
+        .unwrap();
+    assert!(first.status().is_success());
+    let mut body = first.bytes_stream();
+    let mut decoder = LineDecoder::default();
+    while !decoder
+        .push(&body.next().await.unwrap().unwrap())
+        .iter()
+        .any(|e| matches!(e, AnswerEvent::Token { .. }))
+    {}
+    let second = client
+        .post(server.url("/api/ask"))
+        .form(&[("question", "second")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(second.status(), 409, "busy is a conflict, not a server error");
+    let text = second.text().await.unwrap();
+    assert!(text.contains(Lang::ZhCn.texts().busy), "{text}");
+    let stopped: bool = client
+        .post(server.url("/api/stop"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(stopped);
 }

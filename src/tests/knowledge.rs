@@ -1,7 +1,6 @@
 //! The local knowledge base: indexing and search on Chinese and English documents, the
 //! document page, and the offline path (no SearXNG, no model) in all three modes.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
@@ -11,7 +10,7 @@ use super::searxng::{free_port, TempDir};
 use super::TestServer;
 use crate::model::Lang;
 use crate::model::{Exchange, Level, Mode, SourceKind};
-use crate::ssr::chat::ChatInput;
+use crate::ssr::pipeline::TurnInput;
 use crate::ssr::config::Config;
 use crate::ssr::knowledge::KnowledgeBase;
 use crate::ssr::search::{SearchOptions, SearchProvider};
@@ -188,7 +187,7 @@ async fn ask_offline(state: &AppState, question: &str, mode: Mode) -> Exchange {
     session.update_settings(|settings| settings.mode = mode);
     let (sender, mut receiver) = mpsc::channel(1024);
     let drain = tokio::spawn(async move { while receiver.recv().await.is_some() {} });
-    let input = ChatInput {
+    let input = TurnInput {
         id: 1,
         question: question.to_string(),
         search_enabled: true,
@@ -196,13 +195,7 @@ async fn ask_offline(state: &AppState, question: &str, mode: Mode) -> Exchange {
         mode,
     };
     let cancel = CancellationToken::new();
-    let exchange = match mode {
-        Mode::Chat => crate::ssr::chat::run(state, &session, input, cancel, sender).await,
-        Mode::Agent => crate::ssr::agent::run(state, &session, input, cancel, sender).await,
-        Mode::Research => {
-            crate::ssr::research::run(state, Arc::clone(&session), input, cancel, sender).await
-        }
-    };
+    let exchange = crate::ssr::answer::run(state.clone(), session, input, cancel, sender).await;
     drain.await.unwrap();
     exchange
 }

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::searxng;
 use crate::model::Lang;
 use crate::model::{AnswerEvent, BranchStatus, Exchange, Mode, Reliability, StopReason};
-use crate::ssr::chat::ChatInput;
+use crate::ssr::pipeline::TurnInput;
 use crate::ssr::config::Config;
 use crate::ssr::fetch::FetchPolicy;
 use crate::ssr::llm::extractive::Extractive;
@@ -183,7 +183,7 @@ async fn run_research(
     cancel: CancellationToken,
 ) -> (Exchange, Vec<AnswerEvent>) {
     let (sender, mut receiver) = mpsc::channel(1024);
-    let input = ChatInput {
+    let input = TurnInput {
         id: 1,
         question: question.into(),
         search_enabled: true,
@@ -197,7 +197,8 @@ async fn run_research(
         }
         events
     });
-    let exchange = research::run(state, Arc::clone(session), input, cancel, sender).await;
+    let exchange =
+        crate::ssr::answer::run(state.clone(), Arc::clone(session), input, cancel, sender).await;
     (exchange, collector.await.unwrap())
 }
 
@@ -580,7 +581,7 @@ async fn no_evidence_is_said_plainly_without_asking_the_model_to_guess() {
         .iter()
         .all(|s| s.status == BranchStatus::Failed));
     assert_eq!(plan.stop, Some(StopReason::AllFailed));
-    assert_eq!(exchange.answer, research::no_evidence(false));
+    assert_eq!(exchange.answer, crate::ssr::messages::no_evidence(Lang::En));
     assert!(script.of(Step::Summary).is_empty());
     assert!(script.of(Step::Format).is_empty());
     assert!(exchange.cited.is_empty());

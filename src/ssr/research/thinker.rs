@@ -796,7 +796,7 @@ mod tests {
         assert_eq!(reference_in("《猫眼三姐妹》内海俊夫 配音"), None);
         let plan =
             json!({ "sub_questions": [{ "question": "这个人是谁", "query": "这个人是谁" }] });
-        assert!(read_plan(&plan).unwrap_err().contains("这个"));
+        assert!(read_plan(&plan).unwrap_err().to_string().contains("这个"));
     }
 
     #[test]

@@ -648,7 +648,6 @@ mod tests {
         );
     }
 
-    use crate::model::Lang;
 
     #[test]
     fn user_agent_passes_the_bot_filter() {
