@@ -12,14 +12,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use cited::i18n::Lang;
+use cited::model::Lang;
 use cited::model::{Mode, Source};
-use cited::ssr::pipeline::TurnInput;
 use cited::ssr::config::Config;
 use cited::ssr::llm::{
     ChatEvent, ChatModel, ChatRequest, ChatStream, LlmError, Message, ModelKind,
 };
-use cited::ssr::research;
+use cited::ssr::pipeline::TurnInput;
 use cited::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
 use cited::ssr::session::SessionStore;
 use cited::ssr::state::AppState;
@@ -126,15 +125,20 @@ async fn answer(state: &AppState) {
         lang: Lang::En,
         mode: Mode::Research,
     };
-    let exchange =
-        cited::ssr::answer::run(state.clone(), session, input, CancellationToken::new(), sender)
-            .await;
+    let exchange = cited::ssr::answer::run(
+        state.clone(),
+        session,
+        input,
+        CancellationToken::new(),
+        sender,
+    )
+    .await;
     assert!(exchange.cited.contains(&1), "{}", exchange.answer);
     let _ = drain.await;
 }
 
 fn branches(c: &mut Criterion) {
-    cited::ssr::install_crypto_provider();
+    cited::ssr::net::install_crypto_provider();
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     let mut group = c.benchmark_group("research_loop");
     group.sample_size(10);

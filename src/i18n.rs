@@ -1,7 +1,6 @@
 //! Every user-facing string of the UI, in one place. zh-CN is the default and carries the
 //! seeds' exact strings; PRODUCT.md's UI contract relies on these accessible names.
 
-
 use crate::model::{Lang, Mode};
 
 /// The strings of one UI language.

@@ -94,4 +94,3 @@ fn main() -> ExitCode {
         }
     }
 }
-

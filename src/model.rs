@@ -441,14 +441,22 @@ pub enum Step {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Status {
     /// Searching; the query when a model chose it.
-    Searching { query: Option<String> },
+    Searching {
+        query: Option<String>,
+    },
     Generating,
     /// The search failed: the message says why and what to fix. It stays after the answer.
-    SearchFailed { message: String },
+    SearchFailed {
+        message: String,
+    },
     /// Research loop `round`: planning sub-questions.
-    Planning { round: u32 },
+    Planning {
+        round: u32,
+    },
     /// Research: `count` sub-questions researched in parallel.
-    Branches { count: u32 },
+    Branches {
+        count: u32,
+    },
     Verifying,
     Summarising,
 }

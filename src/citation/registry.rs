@@ -18,7 +18,6 @@ use crate::citation::urls;
 pub use crate::model::CitationEntry;
 use crate::model::{Source, SourceKind};
 
-
 /// One search round: its query and the numbers its results got, in result order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Round {

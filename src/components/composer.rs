@@ -137,7 +137,8 @@ fn apply(chat: Chat, exchange: Option<RwSignal<Exchange>>, event: AnswerEvent, t
             e.offline = offline;
         }),
         AnswerEvent::Status { status } => {
-            chat.progress.set(status.as_ref().is_some_and(Status::is_progress));
+            chat.progress
+                .set(status.as_ref().is_some_and(Status::is_progress));
             chat.status
                 .set(status.map(|s| status_line(&s, t)).unwrap_or_default());
         }

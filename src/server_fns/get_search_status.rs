@@ -19,7 +19,9 @@ pub async fn get_search_status(
         url: state.search_health.url(),
         message: result
             .err()
-            .map(|error| crate::ssr::messages::search_error(crate::ssr::request::request_lang(), &error))
+            .map(|error| {
+                crate::ssr::messages::search_error(crate::ssr::request::request_lang(), &error)
+            })
             .unwrap_or_default(),
     })
 }

@@ -52,9 +52,9 @@ pub async fn search_then_answer(turn: &mut Turn) -> Result<(), Halted> {
     match searched {
         Ok(results) if !results.sources.is_empty() => {
             let entries = match turn.numbering {
-                Numbering::PerAnswer => {
-                    Registry::single_round(&question, &results.sources).entries().to_vec()
-                }
+                Numbering::PerAnswer => Registry::single_round(&question, &results.sources)
+                    .entries()
+                    .to_vec(),
                 Numbering::Session => {
                     turn.register_rounds(&[(question.as_str(), &results.sources)])
                         .await?;

@@ -24,8 +24,8 @@ pub async fn ask(
     use std::io::Write;
 
     use crate::citation::{lists, SourceMap};
-    use crate::model::Lang;
     use crate::model::AnswerEvent;
+    use crate::model::Lang;
     use crate::ssr::pipeline::TurnInput;
     use crate::text::has_han;
 
@@ -60,11 +60,7 @@ pub async fn ask(
     };
     let cancel = tokio_util::sync::CancellationToken::new();
     let run = tokio::spawn(crate::ssr::answer::run(
-        state,
-        session,
-        input,
-        cancel,
-        sender,
+        state, session, input, cancel, sender,
     ));
     let mut failed = false;
     let mut stdout = std::io::stdout();

@@ -9,7 +9,6 @@
 //! is highlighted. The files are indexed at startup and again whenever their names, sizes
 //! or modification times change ([`KnowledgeBase::refresh`], polled by `serve`).
 
-
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::SystemTime;

@@ -258,5 +258,4 @@ pub enum LlmError {
     },
 }
 
-impl LlmError {
-}
+impl LlmError {}

@@ -46,8 +46,7 @@ mod tests {
         assert!(search_error(Lang::ZhCn, &json_off).contains("search.formats"));
         assert!(search_error(Lang::En, &json_off).contains("search.formats"));
         let limited = SearchError::RateLimited { url: "u".into() };
-        assert!(search_error(Lang::En, &limited)
-            .contains("server.limiter: false"));
+        assert!(search_error(Lang::En, &limited).contains("server.limiter: false"));
         let engines = SearchError::EnginesFailed {
             unresponsive: vec![
                 ("google".into(), "CAPTCHA".into()),

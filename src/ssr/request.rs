@@ -91,7 +91,6 @@ pub fn current() -> Option<Arc<Session>> {
         .map(|current| current.0.clone())
 }
 
-
 /// Sets the response's status from the error ([`AppError::status`]) and hands it back, for
 /// a server function to return.
 pub fn reject(error: AppError) -> AppError {

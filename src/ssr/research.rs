@@ -119,7 +119,6 @@ fn grounded(plan: &ResearchPlan) -> bool {
         .any(|sub| sub.evidence.as_ref().is_some_and(|e| !e.numbers.is_empty()))
 }
 
-
 /// What one Research answer carries between its steps, around the turn.
 struct Run<'a> {
     turn: &'a mut Turn,
@@ -611,7 +610,11 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
     run.plan().max_loops = max_loops;
     let outcome = match run.research().await {
         Ok(Some(stop)) => {
-            tracing::info!(?stop, loops = run.plan().loops.len(), "research: loops done");
+            tracing::info!(
+                ?stop,
+                loops = run.plan().loops.len(),
+                "research: loops done"
+            );
             run.plan().stop = Some(stop);
             run.send_plan().await?;
             run.conclude().await

@@ -119,7 +119,6 @@ impl SearchError {
     pub fn is_timeout(&self) -> bool {
         matches!(self, SearchError::Timeout { .. })
     }
-
 }
 
 /// Which source a [`SearchProvider`] searches.

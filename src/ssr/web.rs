@@ -32,7 +32,10 @@ pub fn router(state: AppState) -> Router {
     let options = state.leptos_options.clone();
     Router::new()
         .route("/healthz", get(healthz))
-        .route("/knowledge/{*path}", get(crate::ssr::web::knowledge_page::show))
+        .route(
+            "/knowledge/{*path}",
+            get(crate::ssr::web::knowledge_page::show),
+        )
         .leptos_routes_with_context(
             &state,
             routes,

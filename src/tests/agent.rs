@@ -13,13 +13,13 @@ use super::searxng;
 use crate::model::Lang;
 use crate::model::{AnswerEvent, Exchange, Mode, Step};
 use crate::ssr::answer;
-use crate::ssr::pipeline::TurnInput;
 use crate::ssr::llm::{
     ChatEvent, ChatModel, ChatRequest, ChatStream, FinishReason, LlmError, Message, ModelKind,
     ToolCall,
 };
-use crate::ssr::session::{Session, SessionStore};
+use crate::ssr::pipeline::TurnInput;
 use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
+use crate::ssr::session::{Session, SessionStore};
 use crate::ssr::state::AppState;
 
 type Answer = Box<dyn Fn(&[String]) -> String + Send + Sync>;
@@ -373,7 +373,10 @@ async fn the_no_tools_fallback_keeps_every_notice_and_starts_once() {
             ("CITED_SEARXNG_URL", "http://127.0.0.1:9"),
         ],
     );
-    assert!(!state.knowledge.is_empty(), "the project's docs are indexed");
+    assert!(
+        !state.knowledge.is_empty(),
+        "the project's docs are indexed"
+    );
     let (exchange, events) = agent(&state, &session, "SearXNG JSON output").await;
     let t = Lang::ZhCn.texts();
     let texts: Vec<&str> = exchange.notices.iter().map(|n| n.text.as_str()).collect();

@@ -13,10 +13,10 @@ use super::searxng;
 use crate::model::Lang;
 use crate::model::{AnswerEvent, Exchange, Level, LineDecoder, Mode, Status};
 use crate::ssr::answer;
-use crate::ssr::pipeline::TurnInput;
 use crate::ssr::llm::{
     ChatEvent, ChatModel, ChatRequest, ChatStream, LlmError, Message, ModelKind,
 };
+use crate::ssr::pipeline::TurnInput;
 use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
 use crate::ssr::session::{Session, SessionStore};
 use crate::ssr::state::AppState;
@@ -496,7 +496,11 @@ async fn a_second_question_while_answering_is_a_409_that_says_why() {
         .send()
         .await
         .unwrap();
-    assert_eq!(second.status(), 409, "busy is a conflict, not a server error");
+    assert_eq!(
+        second.status(),
+        409,
+        "busy is a conflict, not a server error"
+    );
     let text = second.text().await.unwrap();
     assert!(text.contains(Lang::ZhCn.texts().busy), "{text}");
     let stopped: bool = client

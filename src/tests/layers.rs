@@ -186,7 +186,11 @@ fn modules_only_use_lower_layers() {
         checked += 1;
     }
     assert!(checked > 50, "only {checked} modules found under {src:?}");
-    assert!(problems.is_empty(), "edges against the order:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "edges against the order:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]

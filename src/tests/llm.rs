@@ -155,8 +155,7 @@ fn tool_arguments_parse_or_fail_typed() {
         matches!(error, LlmError::ToolArgs { index: 3, .. }),
         "{error:?}"
     );
-    assert!(crate::ssr::messages::llm_error(crate::model::Lang::En, &error)
-        .contains("web_search"));
+    assert!(crate::ssr::messages::llm_error(crate::model::Lang::En, &error).contains("web_search"));
 }
 
 /// What the scripted server remembers.
@@ -398,8 +397,10 @@ async fn http_errors_are_typed_and_worded() {
         matches!(error, LlmError::Unauthorized { status: 401 }),
         "{error:?}"
     );
-    assert!(crate::ssr::messages::llm_error(crate::model::Lang::ZhCn, &error)
-        .contains("CITED_LLM_API_KEY"));
+    assert!(
+        crate::ssr::messages::llm_error(crate::model::Lang::ZhCn, &error)
+            .contains("CITED_LLM_API_KEY")
+    );
     let error = collect(&client(&base, "missing", None), question())
         .await
         .unwrap_err();

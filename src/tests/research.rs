@@ -14,13 +14,13 @@ use tokio_util::sync::CancellationToken;
 use super::searxng;
 use crate::model::Lang;
 use crate::model::{AnswerEvent, BranchStatus, Exchange, Mode, Reliability, StopReason};
-use crate::ssr::pipeline::TurnInput;
 use crate::ssr::config::Config;
 use crate::ssr::fetch::FetchPolicy;
 use crate::ssr::llm::extractive::Extractive;
 use crate::ssr::llm::{
     ChatEvent, ChatModel, ChatRequest, ChatStream, LlmError, Message, ModelKind,
 };
+use crate::ssr::pipeline::TurnInput;
 use crate::ssr::research;
 use crate::ssr::search::searxng::Searxng;
 use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};

@@ -121,8 +121,10 @@ async fn zero_results_with_failed_engines_is_an_error_naming_them() {
         panic!("{error:?}");
     };
     assert_eq!(unresponsive.len(), 2);
-    assert!(crate::ssr::messages::search_error(crate::model::Lang::En, &error)
-        .contains("local down, local slow"));
+    assert!(
+        crate::ssr::messages::search_error(crate::model::Lang::En, &error)
+            .contains("local down, local slow")
+    );
 }
 
 #[tokio::test]
@@ -148,8 +150,10 @@ async fn json_disabled_is_reported_with_its_fix() {
         matches!(error, SearchError::JsonDisabled { .. }),
         "{error:?}"
     );
-    assert!(crate::ssr::messages::search_error(crate::model::Lang::ZhCn, &error)
-        .contains("search.formats"));
+    assert!(
+        crate::ssr::messages::search_error(crate::model::Lang::ZhCn, &error)
+            .contains("search.formats")
+    );
     let health = health::check(&searxng).await.unwrap_err();
     assert!(
         matches!(health, SearchError::JsonDisabled { .. }),
@@ -312,8 +316,7 @@ async fn faults_become_typed_errors() {
         searxng("limited").search("rust", &options).await,
         "RateLimited",
     );
-    assert!(crate::ssr::messages::search_error(crate::model::Lang::En, &error)
-        .contains("limiter"));
+    assert!(crate::ssr::messages::search_error(crate::model::Lang::En, &error).contains("limiter"));
     expect_error(searxng("broken").search("rust", &options).await, "Status");
     expect_error(searxng("html").search("rust", &options).await, "NotJson");
     expect_error(

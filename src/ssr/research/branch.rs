@@ -14,8 +14,8 @@ use crate::model::Lang;
 use crate::model::{Reliability, Source};
 use crate::ssr::config::ResearchConfig;
 use crate::ssr::fetch::{deep_read, FetchPolicy};
-use crate::ssr::research::thinker::{strip_markers, Candidate, Draft, Material, Planned, Thinker};
 use crate::ssr::pipeline::cached_search;
+use crate::ssr::research::thinker::{strip_markers, Candidate, Draft, Material, Planned, Thinker};
 use crate::ssr::search::{ProviderKind, SearchOptions, SearchProvider};
 use crate::ssr::session::Session;
 
@@ -125,7 +125,8 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
 
     // 3. Encyclopedia check of one or two named entities.
     // The knowledge base has no encyclopedia engines: the check needs SearXNG.
-    if !env.research.encyclopedia_engines.is_empty() && env.search.kind() != ProviderKind::Knowledge {
+    if !env.research.encyclopedia_engines.is_empty() && env.search.kind() != ProviderKind::Knowledge
+    {
         let options = SearchOptions {
             engines: env.research.encyclopedia_engines.clone(),
             language: Some(if planned.zh { "zh-CN" } else { "en" }.to_string()),

@@ -20,8 +20,8 @@ use crate::ssr::llm::{AnswerContext, ChatModel, ChatRequest, LlmError, Message};
 use crate::ssr::pipeline::{stream_reply, Collect};
 use crate::ssr::prompts::research as prompts;
 use crate::ssr::prompts::research::PlanContext;
-use crate::text::has_han;
 use crate::ssr::tolerant;
+use crate::text::has_han;
 
 /// A sub-question as the planner proposed it.
 #[derive(Debug, Clone, PartialEq, Eq)]

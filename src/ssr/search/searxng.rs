@@ -19,11 +19,11 @@ use url::Url;
 
 use crate::citation::prompt::truncate_chars;
 use crate::citation::urls;
-use crate::text::has_han;
 use crate::model::{Source, SourceKind};
 use crate::ssr::config::{Config, SearchLanguage};
 use crate::ssr::net::USER_AGENT_VALUE;
 use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
+use crate::text::has_han;
 
 #[derive(Clone)]
 pub struct Searxng {
@@ -647,7 +647,6 @@ mod tests {
             "http://localhost:8080/healthz"
         );
     }
-
 
     #[test]
     fn user_agent_passes_the_bot_filter() {
