@@ -29,6 +29,7 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
         }
         draft.set(String::new());
         chat.answering.set(true);
+        chat.progress.set(false);
         chat.status.set(String::new());
         let is_command = question.trim_start().starts_with('/');
         let exchange = (!is_command).then(|| {
@@ -59,6 +60,7 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
                                 }
                             }
                             Err(error) => {
+                                chat.progress.set(false);
                                 chat.status.set(error.to_string());
                                 break;
                             }
@@ -177,6 +179,7 @@ fn apply(chat: Chat, exchange: Option<RwSignal<Exchange>>, event: AnswerEvent, t
             if reset {
                 chat.exchanges.set(Vec::new());
             }
+            chat.progress.set(false);
             chat.status.set(text);
         }
     }

@@ -144,7 +144,8 @@ async fn run_tools(
         }
     }
     let options = SearchOptions::default();
-    let searched: Vec<Option<(Result<SearchResults, SearchError>, CacheUse)>> = {
+    type Searched = Result<(Result<SearchResults, SearchError>, CacheUse), Halted>;
+    let searched: Vec<Option<Searched>> = {
         let turn = &*turn;
         let searches = plans.iter().map(|plan| {
             let provider = &provider;
@@ -158,20 +159,22 @@ async fn run_tools(
                 }
             }
         });
-        futures_util::future::join_all(searches)
-            .await
-            .into_iter()
-            .map(Option::transpose)
-            .collect::<Result<_, Halted>>()?
+        futures_util::future::join_all(searches).await
     };
-    turn.status(None).await?;
+    // A stop during the searches keeps the ones that finished (numbered, in the trace).
+    let mut halted = turn.status(None).await.is_err();
     let mut outputs = Vec::with_capacity(plans.len());
     for (plan, searched) in plans.into_iter().zip(searched) {
         let (output, step) = match (plan, searched) {
-            (Call::Search(query), Some((Ok(results), cache))) => {
+            (Call::Search(query), Some(Ok((Ok(results), cache)))) => {
                 registered(turn, query, &results.sources, cache).await?
             }
-            (Call::Search(query), Some((Err(error), _))) => {
+            (Call::Search(query), Some(Err(Halted))) => {
+                halted = true;
+                let output = "The search was stopped.".to_string();
+                (output, search_step(query, &[], false, None))
+            }
+            (Call::Search(query), Some(Ok((Err(error), _)))) => {
                 let message = crate::ssr::messages::search_error(turn.lang(), &error);
                 let output = format!("The search failed: {message}");
                 (output, search_step(query, &[], false, Some(message)))
@@ -182,14 +185,18 @@ async fn run_tools(
                 (output, Step::Capped { query })
             }
             (Call::Invalid(arguments), _) | (Call::Search(arguments), None) => {
+                // (A search call always has a search result; `None` cannot happen.)
                 let output =
                     "Invalid arguments: call web_search with {\"query\": \"...\"}.".to_string();
                 let error = Some("invalid arguments".to_string());
                 (output, search_step(arguments, &[], false, error))
             }
         };
-        turn.step(step).await?;
+        halted |= turn.step(step).await.is_err();
         outputs.push(output);
+    }
+    if halted {
+        return Err(Halted);
     }
     Ok(outputs)
 }

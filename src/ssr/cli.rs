@@ -2,12 +2,19 @@
 //! model endpoint) and `ask` (one question on the terminal). `main.rs` parses the arguments
 //! and calls these.
 
+use std::collections::HashSet;
+use std::io::Write;
 use std::process::ExitCode;
 
-use crate::model::Mode;
+use crate::citation::{lists, SourceMap};
+use crate::i18n::{self, Texts};
+use crate::model::{AnswerEvent, Exchange, Lang, Mode};
+use crate::ssr::answer;
 use crate::ssr::config::Config;
+use crate::ssr::pipeline::TurnInput;
 use crate::ssr::state::AppState;
 use crate::ssr::web;
+use crate::text::has_han;
 
 #[allow(
     clippy::print_stdout,
@@ -21,30 +28,13 @@ pub async fn ask(
     search: bool,
     json: bool,
 ) -> ExitCode {
-    use std::io::Write;
-
-    use crate::citation::{lists, SourceMap};
-    use crate::model::AnswerEvent;
-    use crate::model::Lang;
-    use crate::ssr::pipeline::TurnInput;
-    use crate::text::has_han;
-
     let question = question.trim().to_string();
     let lang = if has_han(&question) {
         Lang::ZhCn
     } else {
         Lang::En
     };
-    let length = question.chars().count();
-    if length == 0 || length > config.max_question_chars {
-        let message = if length == 0 {
-            lang.texts().empty_question.to_string()
-        } else {
-            lang.texts()
-                .question_too_long
-                .replace("{max}", &config.max_question_chars.to_string())
-                .replace("{len}", &length.to_string())
-        };
+    if let Err(message) = check_question(&question, config.max_question_chars, lang.texts()) {
         eprintln!("{message}");
         return ExitCode::from(2);
     }
@@ -59,47 +49,15 @@ pub async fn ask(
         mode,
     };
     let cancel = tokio_util::sync::CancellationToken::new();
-    let run = tokio::spawn(crate::ssr::answer::run(
-        state, session, input, cancel, sender,
-    ));
+    let run = tokio::spawn(answer::run(state, session, input, cancel, sender));
     let mut failed = false;
-    let mut stdout = std::io::stdout();
-    let mut printed: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut printed = HashSet::new();
     while let Some(event) = receiver.recv().await {
-        if json {
-            if let AnswerEvent::Failed { message } = &event {
-                eprintln!("error: {message}");
-                failed = true;
-            }
-            continue;
-        }
-        match event {
-            AnswerEvent::Started { offline: true, .. } => {
-                eprintln!("[{}]", lang.texts().offline_label)
-            }
-            AnswerEvent::Status {
-                status: Some(status),
-            } => eprintln!("… {}", crate::i18n::status_line(&status, lang.texts())),
-            AnswerEvent::Notice { notice } => eprintln!("! {}", notice.text),
-            AnswerEvent::Token { text } => {
-                print!("{text}");
-                let _ = stdout.flush();
-            }
-            AnswerEvent::Failed { message } => {
-                eprintln!("error: {message}");
-                failed = true;
-            }
-            AnswerEvent::Step { step, .. } => {
-                eprintln!("> {}", crate::i18n::step_line(&step, lang.texts()))
-            }
-            AnswerEvent::Plan { plan } => {
-                for line in crate::i18n::plan_lines(&plan, lang.texts()) {
-                    if printed.insert(line.clone()) {
-                        eprintln!("{line}");
-                    }
-                }
-            }
-            _ => {}
+        if let AnswerEvent::Failed { message } = &event {
+            eprintln!("error: {message}");
+            failed = true;
+        } else if !json {
+            show(event, lang.texts(), &mut printed);
         }
     }
     let exchange = match run.await {
@@ -109,7 +67,6 @@ pub async fn ask(
             return ExitCode::FAILURE;
         }
     };
-    let sources = SourceMap::new(exchange.sources.iter().cloned());
     if json {
         let result = crate::ssr::research::result_json(&exchange);
         println!(
@@ -117,25 +74,70 @@ pub async fn ask(
             serde_json::to_string_pretty(&result).unwrap_or_else(|_| "{}".to_string())
         );
     } else {
-        match (&exchange.research, mode) {
-            (Some(plan), _) => println!(
-                "{}",
-                lists::research_markdown(&sources, &exchange.cited, |round| {
-                    plan.for_round(round).map(|sub| sub.question.clone())
-                })
-            ),
-            (None, Mode::Agent | Mode::Research) => {
-                println!("{}", lists::agent_markdown(&sources, &exchange.cited))
-            }
-            (None, Mode::Chat) => {
-                println!("{}", lists::chat_markdown(&sources, &exchange.cited))
-            }
-        }
+        println!("{}", reference_list(&exchange));
     }
     if failed || exchange.answer.trim().is_empty() {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// The question as `ask` accepts it, or the message that says why not.
+fn check_question(question: &str, max: usize, t: &Texts) -> Result<(), String> {
+    let length = question.chars().count();
+    if length == 0 {
+        Err(t.empty_question.to_string())
+    } else if length > max {
+        Err(t
+            .question_too_long
+            .replace("{max}", &max.to_string())
+            .replace("{len}", &length.to_string()))
+    } else {
+        Ok(())
+    }
+}
+
+/// Prints one event: answer text to stdout, progress, notices, the trace and new plan
+/// lines to stderr.
+#[allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "the answer is the command's output"
+)]
+fn show(event: AnswerEvent, t: &Texts, printed: &mut HashSet<String>) {
+    match event {
+        AnswerEvent::Started { offline: true, .. } => eprintln!("[{}]", t.offline_label),
+        AnswerEvent::Status {
+            status: Some(status),
+        } => eprintln!("… {}", i18n::status_line(&status, t)),
+        AnswerEvent::Notice { notice } => eprintln!("! {}", notice.text),
+        AnswerEvent::Token { text } => {
+            print!("{text}");
+            let _ = std::io::stdout().flush();
+        }
+        AnswerEvent::Step { step, .. } => eprintln!("> {}", i18n::step_line(&step, t)),
+        AnswerEvent::Plan { plan } => {
+            for line in i18n::plan_lines(&plan, t) {
+                if printed.insert(line.clone()) {
+                    eprintln!("{line}");
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The answer's reference list as Markdown: grouped by sub-question (Research), by search
+/// round (Agent), or numbered (Chat).
+fn reference_list(exchange: &Exchange) -> String {
+    let sources = SourceMap::new(exchange.sources.iter().cloned());
+    match (&exchange.research, exchange.mode) {
+        (Some(plan), _) => lists::research_markdown(&sources, &exchange.cited, |round| {
+            plan.for_round(round).map(|sub| sub.question.clone())
+        }),
+        (None, Mode::Agent | Mode::Research) => lists::agent_markdown(&sources, &exchange.cited),
+        (None, Mode::Chat) => lists::chat_markdown(&sources, &exchange.cited),
     }
 }
 

@@ -209,13 +209,13 @@ impl Turn {
             cancel,
             provider: None,
         };
-        // Nobody listening is noticed by the first step that checks.
-        let _ = turn
-            .send(AnswerEvent::Started {
-                id: turn.input.id,
-                offline,
-            })
-            .await;
+        // Sent even when a stop already landed, so every answer the browser sees starts;
+        // nobody listening is noticed by the first step that checks.
+        turn.send_anyway(AnswerEvent::Started {
+            id: turn.input.id,
+            offline,
+        })
+        .await;
         turn
     }
 
@@ -260,6 +260,15 @@ impl Turn {
         tokio::select! {
             sent = self.events.send(event) => sent.map_err(|_| Halted),
             () = self.halted() => Err(Halted),
+        }
+    }
+
+    /// Sends an event even after a stop (the start and the end of an answer), but never
+    /// waits for a browser that has gone.
+    async fn send_anyway(&self, event: AnswerEvent) {
+        tokio::select! {
+            _ = self.events.send(event) => {},
+            () = self.events.closed() => {},
         }
     }
 
@@ -377,9 +386,10 @@ impl Turn {
             self.retrieved.extend(allocation.numbers.iter().copied());
         }
         if allocations.iter().any(|a| !a.conflicts.is_empty()) {
-            // Seed 002: should never happen; detected, repaired, and the user is told.
+            // Seed 002: should never happen; detected, repaired, and the user is told. The
+            // numbers are taken either way: a stop now is noticed by the next step.
             let text = self.texts().registry_conflict;
-            self.notice(Level::Warning, text).await?;
+            let _ = self.notice(Level::Warning, text).await;
         }
         Ok(allocations)
     }
@@ -421,28 +431,22 @@ impl Turn {
     /// Ends the answer: stopped or done, the sources it may cite, the numbers it cites,
     /// `Done`, and the exchange saved to the session (unless a `/reset` came since).
     pub async fn finish(mut self, outcome: Result<(), Halted>) -> Exchange {
-        if outcome.is_err() || self.check().is_err() {
+        if outcome.is_err() || self.cancel.is_cancelled() {
             self.exchange.stopped = true;
         }
-        let events = self.events.clone();
-        let quiet = |event: AnswerEvent| {
-            let events = events.clone();
-            async move {
-                // The end is sent even after a stop, but never waits for a gone browser.
-                tokio::select! {
-                    _ = events.send(event) => {},
-                    () = events.closed() => {},
-                }
-            }
-        };
         if self.numbering == Numbering::Session {
             self.exchange.sources = self.answer_sources();
-            quiet(AnswerEvent::Sources {
-                sources: self.exchange.sources.clone(),
-            })
-            .await;
+            let sources = self.exchange.sources.clone();
+            self.send_anyway(AnswerEvent::Sources { sources }).await;
         }
-        let mut exchange = self.exchange;
+        if let Some(plan) = self.exchange.research.as_mut() {
+            if self.exchange.stopped {
+                plan.stop = Some(crate::model::StopReason::Stopped);
+            }
+            let plan = plan.clone();
+            self.send_anyway(AnswerEvent::Plan { plan }).await;
+        }
+        let mut exchange = std::mem::take(&mut self.exchange);
         let sources = SourceMap::new(exchange.sources.iter().cloned());
         for problem in render(&exchange.answer, &sources).problems {
             // Seed 002 "引用丢失": the marker stays text; the log says so.
@@ -451,11 +455,11 @@ impl Turn {
         exchange.cited = used_numbers(&exchange.answer, &sources);
         exchange.done = true;
         tracing::info!(chars = exchange.answer.chars().count(), cited = ?exchange.cited, stopped = exchange.stopped, "answer done");
-        quiet(AnswerEvent::Done {
+        let done = AnswerEvent::Done {
             cited: exchange.cited.clone(),
             stopped: exchange.stopped,
-        })
-        .await;
+        };
+        self.send_anyway(done).await;
         self.session
             .push_exchange(self.generation, exchange.clone());
         exchange

@@ -577,6 +577,12 @@ pub fn result_json(exchange: &Exchange) -> serde_json::Value {
 
 #[tracing::instrument(skip_all, fields(answer = turn.input.id))]
 pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
+    let max_loops = u32::try_from(turn.state.config.research.max_loops).unwrap_or(u32::MAX);
+    // The plan exists from the start, so even a stop before the first loop is recorded.
+    turn.exchange.research = Some(ResearchPlan {
+        max_loops,
+        ..ResearchPlan::default()
+    });
     let provider = turn.provider().await?;
     let state = &turn.state;
     let thinker: Arc<dyn Thinker> = match state.llm.kind() {
@@ -596,7 +602,6 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
         lang: turn.input.lang,
         question: turn.input.question.clone(),
     });
-    let max_loops = u32::try_from(state.config.research.max_loops).unwrap_or(u32::MAX);
     let mut run = Run {
         turn,
         thinker,
@@ -607,7 +612,6 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
         chain: String::new(),
         next_id: 0,
     };
-    run.plan().max_loops = max_loops;
     let outcome = match run.research().await {
         Ok(Some(stop)) => {
             tracing::info!(
@@ -622,9 +626,7 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
         Ok(None) => Ok(()),
         Err(Halted) => Err(Halted),
     };
-    if outcome.is_err() {
-        run.plan().stop = Some(StopReason::Stopped);
-    }
+    // `Turn::finish` marks a stopped plan and sends it.
     outcome
 }
 

@@ -57,23 +57,40 @@ pub fn clean(reply: &str) -> String {
 
 /// The first balanced `{…}` (braces inside strings ignored). An object cut off at the end
 /// is returned as far as it goes, for the repair pass to close.
+/// Follows a JSON text one character at a time, knowing when it is inside a string.
+#[derive(Default)]
+struct Strings {
+    inside: bool,
+    escaped: bool,
+}
+
+impl Strings {
+    /// Feeds `c`; true when it is part of a string (its quotes included), so structure
+    /// characters inside strings are never mistaken for structure.
+    fn feed(&mut self, c: char) -> bool {
+        if self.inside {
+            match c {
+                _ if self.escaped => self.escaped = false,
+                '\\' => self.escaped = true,
+                '"' => self.inside = false,
+                _ => {}
+            }
+            return true;
+        }
+        self.inside = c == '"';
+        self.inside
+    }
+}
+
 fn first_object(text: &str) -> Option<String> {
     let start = text.find('{')?;
     let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
+    let mut strings = Strings::default();
     for (offset, c) in text[start..].char_indices() {
-        if in_string {
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_string = false,
-                _ => {}
-            }
+        if strings.feed(c) {
             continue;
         }
         match c {
-            '"' => in_string = true,
             '{' => depth += 1,
             '}' => {
                 depth -= 1;
@@ -93,21 +110,13 @@ fn repair(object: &str) -> String {
     let text = object.replace(['“', '”'], "\"");
     let mut out = String::with_capacity(text.len() + 4);
     let mut closers: Vec<char> = Vec::new();
-    let mut in_string = false;
-    let mut escaped = false;
+    let mut strings = Strings::default();
     for c in text.chars() {
-        if in_string {
+        if strings.feed(c) {
             out.push(c);
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_string = false,
-                _ => {}
-            }
             continue;
         }
         match c {
-            '"' => in_string = true,
             '{' => closers.push('}'),
             '[' => closers.push(']'),
             '}' | ']' => {
@@ -122,7 +131,7 @@ fn repair(object: &str) -> String {
         }
         out.push(c);
     }
-    if in_string {
+    if strings.inside {
         out.push('"');
     }
     let trimmed = out.trim_end().len();

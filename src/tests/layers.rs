@@ -58,73 +58,200 @@ fn module_path(relative: &Path) -> String {
     parts.join("::")
 }
 
-/// Every module path named after `root::` in `code`, with `{a, b::c}` groups expanded.
-fn paths_after(code: &str, root: &str) -> Vec<String> {
-    fn read_tree(rest: &str, prefix: &str, out: &mut Vec<String>) -> usize {
-        let mut path = prefix.to_string();
-        let mut i = 0;
-        let bytes = rest.as_bytes();
-        loop {
-            let start = i;
-            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+/// The code with comments, string and char literals blanked out, and `#[cfg(test)]`
+/// modules (braced blocks) left out.
+fn checked_code(source: &str) -> String {
+    let chars: Vec<char> = source.chars().collect();
+    let mut out = String::with_capacity(source.len());
+    let mut i = 0;
+    let starts = |i: usize, s: &str| chars[i..].iter().take(s.len()).copied().eq(s.chars());
+    while i < chars.len() {
+        if starts(i, "//") {
+            while i < chars.len() && chars[i] != '\n' {
                 i += 1;
             }
-            if i > start {
-                if !path.is_empty() {
-                    path.push_str("::");
+        } else if starts(i, "/*") {
+            let mut depth = 0;
+            while i < chars.len() {
+                if starts(i, "/*") {
+                    depth += 1;
+                    i += 2;
+                } else if starts(i, "*/") {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
                 }
-                path.push_str(&rest[start..i]);
             }
-            if rest[i..].starts_with("::{") {
-                i += 3;
-                loop {
-                    while i < bytes.len() && (bytes[i] == b' ' || bytes[i] == b'\n') {
-                        i += 1;
-                    }
-                    if i >= bytes.len() || bytes[i] == b'}' {
-                        return i + 1;
-                    }
-                    i += read_tree(&rest[i..], &path, out);
-                    while i < bytes.len() && matches!(bytes[i], b',' | b' ' | b'\n') {
-                        i += 1;
-                    }
-                }
-            } else if rest[i..].starts_with("::") {
-                i += 2;
-            } else {
-                out.push(path);
-                return i;
+            out.push(' ');
+        } else if chars[i] == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                i += if chars[i] == '\\' { 2 } else { 1 };
             }
+            i += 1;
+            out.push_str("\"\"");
+        } else if chars[i] == '\'' && chars.get(i + 2) == Some(&'\'') {
+            i += 3;
+            out.push_str("' '");
+        } else if chars[i] == '\'' && chars.get(i + 1) == Some(&'\\') {
+            i += 2;
+            while i < chars.len() && chars[i] != '\'' {
+                i += 1;
+            }
+            i += 1;
+            out.push_str("' '");
+        } else {
+            out.push(chars[i]);
+            i += 1;
         }
     }
-    let needle = format!("{root}::");
-    let mut out = Vec::new();
+    // Leave out `#[cfg(test)] … mod name { … }` blocks (an out-of-line `mod tests;` stays).
+    let mut code = out;
     let mut from = 0;
-    while let Some(found) = code[from..].find(&needle) {
+    while let Some(found) = code[from..].find("#[cfg(test)]") {
         let at = from + found;
-        let boundary = code[..at]
-            .chars()
-            .next_back()
-            .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
-        let start = at + needle.len();
-        from = start;
-        if boundary {
-            from += read_tree(&code[start..], "", &mut out);
+        let after = &code[at..];
+        let open = after
+            .find(['{', ';'])
+            .filter(|open| after.as_bytes()[*open] == b'{' && after[..*open].contains("mod "));
+        let Some(open) = open else {
+            from = at + "#[cfg(test)]".len();
+            continue;
+        };
+        let mut depth = 0;
+        let mut end = after.len();
+        for (offset, c) in after[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + offset + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        code.replace_range(at..at + end, " ");
+        from = at;
+    }
+    code
+}
+
+/// Rust tokens, as far as paths need them: identifiers, `::`, and single characters.
+fn tokens(code: &str) -> Vec<String> {
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_alphanumeric() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            out.push(chars[start..i].iter().collect());
+        } else if c == ':' && chars.get(i + 1) == Some(&':') {
+            out.push("::".to_string());
+            i += 2;
+        } else {
+            if !c.is_whitespace() {
+                out.push(c.to_string());
+            }
+            i += 1;
         }
     }
     out
 }
 
-/// The code of a file without its comments and its `#[cfg(test)] mod tests`.
-fn checked_code(source: &str) -> String {
-    let code = match source.find("#[cfg(test)]\nmod tests") {
-        Some(at) => &source[..at],
-        None => source,
-    };
-    code.lines()
-        .filter(|line| !line.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n")
+fn is_ident(token: &str) -> bool {
+    token.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// Reads a use-tree (or a plain path) at `tokens[i..]` under `prefix`; pushes every path
+/// it names and returns the index after it (always past `i`).
+fn read_tree(tokens: &[String], mut i: usize, prefix: &[String], out: &mut Vec<String>) -> usize {
+    let start = i;
+    let mut path = prefix.to_vec();
+    loop {
+        match tokens.get(i).map(String::as_str) {
+            Some("{") => {
+                i += 1;
+                while let Some(token) = tokens.get(i) {
+                    match token.as_str() {
+                        "}" => return i + 1,
+                        "," => i += 1,
+                        _ => i = read_tree(tokens, i, &path, out),
+                    }
+                }
+                return i;
+            }
+            Some("*") | Some("self") => {
+                out.push(path.join("::"));
+                return i + 1;
+            }
+            Some(ident) if is_ident(ident) => {
+                path.push(ident.to_string());
+                i += 1;
+                if tokens.get(i).map(String::as_str) == Some("::") {
+                    i += 1;
+                    continue;
+                }
+                if tokens.get(i).map(String::as_str) == Some("as") {
+                    i += 2;
+                }
+                out.push(path.join("::"));
+                return i;
+            }
+            _ => {
+                if path.len() > prefix.len() {
+                    out.push(path.join("::"));
+                }
+                return i.max(start + 1);
+            }
+        }
+    }
+}
+
+/// Every module path `code` names from `root` (`crate`, or `cited` in `main.rs`) and
+/// through `super::` (resolved against `module`), with `{a, b::c}` groups expanded.
+fn paths_named(code: &str, root: &str, module: &str) -> Vec<String> {
+    let tokens = tokens(code);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        let after_path = i > 0 && tokens[i - 1] == "::";
+        let base: Option<Vec<String>> = match tokens[i].as_str() {
+            _ if after_path => None,
+            t if t == root => Some(Vec::new()),
+            "super" => {
+                let mut parent: Vec<String> = module.split("::").map(String::from).collect();
+                parent.pop();
+                Some(parent)
+            }
+            _ => None,
+        };
+        match base {
+            Some(mut base) if tokens.get(i + 1).map(String::as_str) == Some("::") => {
+                i += 2;
+                while tokens.get(i).map(String::as_str) == Some("super")
+                    && tokens.get(i + 1).map(String::as_str) == Some("::")
+                {
+                    base.pop();
+                    i += 2;
+                }
+                i = read_tree(&tokens, i, &base, &mut out);
+            }
+            _ => i += 1,
+        }
+    }
+    out.retain(|path| !path.is_empty());
+    out
 }
 
 /// The edges of one module that break the order, as `from -> to` lines.
@@ -135,8 +262,10 @@ fn violations(module: &str, source: &str) -> Vec<String> {
     let code = checked_code(source);
     let root = if module == "main" { "cited" } else { "crate" };
     let mut found = Vec::new();
-    for target in paths_after(&code, root) {
+    for target in paths_named(&code, root, module) {
         let problem = match layer_of(&target) {
+            // `use crate::ssr::{self, …}` names only the facade's namespace.
+            None if FACADES.contains(&target.as_str()) => None,
             None => Some("names no listed module"),
             Some((_, entry)) if entry == own_entry => None,
             Some((layer, _)) if layer < own_layer => None,
@@ -206,11 +335,23 @@ fn a_back_edge_is_caught() {
         violations("ssr::agent", agent),
         vec!["ssr::agent -> ssr::research::result_json (same layer)"]
     );
-    // Groups are expanded; comments and the module's own tests do not count.
-    let answer = "// crate::ssr::web is mentioned\nuse crate::ssr::{agent, web::router};\n#[cfg(test)]\nmod tests { use crate::ssr::cli; }";
+    // Groups are expanded; comments, strings and the module's own tests do not count.
+    let answer = "// crate::ssr::web is mentioned\nuse crate::ssr::{\n\tagent as a, self, web::{router, *}};\nlet s = \"crate::ssr::cli\"; /* crate::app */\n#[cfg(test)]\npub(crate) mod tests { use crate::ssr::cli; }\nfn after_tests() { crate::ssr::cli::ask(); }";
     assert_eq!(
         violations("ssr::answer", answer),
-        vec!["ssr::answer -> ssr::web::router (higher layer)"]
+        vec![
+            "ssr::answer -> ssr::web::router (higher layer)",
+            "ssr::answer -> ssr::web (higher layer)",
+            "ssr::answer -> ssr::cli::ask (higher layer)",
+        ]
+    );
+    // `super::` is resolved against the module, however often it climbs.
+    assert_eq!(
+        violations(
+            "ssr::chat",
+            "use super::agent::run; use super::super::ssr::pipeline::Turn;"
+        ),
+        vec!["ssr::chat -> ssr::agent::run (higher layer)"]
     );
     assert!(violations("ssr::chat", "use crate::ssr::pipeline::{Halted, Turn};").is_empty());
     assert_eq!(

@@ -600,7 +600,7 @@ async fn stop_ends_the_branches_and_keeps_the_exchange() {
         stopper.cancel();
     });
     let started = Instant::now();
-    let (exchange, _) = run_research(&state, &session, "What is alpha?", cancel).await;
+    let (exchange, events) = run_research(&state, &session, "What is alpha?", cancel).await;
     assert!(
         started.elapsed() < Duration::from_secs(20),
         "the slow branch was abandoned"
@@ -608,6 +608,16 @@ async fn stop_ends_the_branches_and_keeps_the_exchange() {
     assert!(exchange.stopped);
     let plan = exchange.research.unwrap();
     assert_eq!(plan.stop, Some(StopReason::Stopped));
+    // The browser is told too: the last plan it gets says stopped, then the answer ends.
+    let last_plan = events.iter().rev().find_map(|e| match e {
+        AnswerEvent::Plan { plan } => Some(plan),
+        _ => None,
+    });
+    assert_eq!(last_plan.and_then(|p| p.stop), Some(StopReason::Stopped));
+    assert!(matches!(
+        events.last(),
+        Some(AnswerEvent::Done { stopped: true, .. })
+    ));
     assert!(script.of(Step::Summary).is_empty());
     assert_eq!(
         session.conversation().len(),

@@ -738,15 +738,29 @@ pub fn read_reflection(value: &Value) -> Result<Reflection, ReadError> {
     })
 }
 
-pub fn read_evidence(value: &Value) -> Result<Draft, ReadError> {
-    let statement = text(field(value, &["statement", "evidence", "证据陈述", "证据"]));
-    if statement.is_empty() {
-        return Err(ReadError::Empty("statement"));
+/// A text field that must not be empty; `what` names it in the error.
+fn required(value: &Value, names: &[&str], what: &'static str) -> Result<String, ReadError> {
+    let found = text(field(value, names));
+    if found.is_empty() {
+        Err(ReadError::Empty(what))
+    } else {
+        Ok(found)
     }
+}
+
+/// A reliability field; low when missing or unreadable.
+fn reliability_or_low(value: &Value, names: &[&str]) -> Reliability {
+    reliability(field(value, names)).unwrap_or(Reliability::Low)
+}
+
+pub fn read_evidence(value: &Value) -> Result<Draft, ReadError> {
     Ok(Draft {
-        statement,
-        reliability: reliability(field(value, &["reliability", "可靠性"]))
-            .unwrap_or(Reliability::Low),
+        statement: required(
+            value,
+            &["statement", "evidence", "证据陈述", "证据"],
+            "statement",
+        )?,
+        reliability: reliability_or_low(value, &["reliability", "可靠性"]),
         numbers: numbers(field(
             value,
             &["sources", "numbers", "source_numbers", "来源"],
@@ -768,14 +782,13 @@ pub fn read_judgement(value: &Value) -> Result<Judgement, ReadError> {
 }
 
 pub fn read_summary(value: &Value) -> Result<Summary, ReadError> {
-    let answer = text(field(value, &["answer", "conclusion", "结论", "最终答案"]));
-    if answer.is_empty() {
-        return Err(ReadError::Empty("answer"));
-    }
     Ok(Summary {
-        answer,
-        confidence: reliability(field(value, &["confidence", "置信度"]))
-            .unwrap_or(Reliability::Low),
+        answer: required(
+            value,
+            &["answer", "conclusion", "结论", "最终答案"],
+            "answer",
+        )?,
+        confidence: reliability_or_low(value, &["confidence", "置信度"]),
         reasoning: text(field(value, &["reasoning", "explanation", "推导"])),
     })
 }
