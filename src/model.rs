@@ -285,6 +285,39 @@ pub struct Exchange {
     /// A Research answer's plan, branches, evidence and verdicts.
     #[serde(default)]
     pub research: Option<ResearchPlan>,
+    /// Where the answer stands as stored: `Interrupted` when the server stopped mid-answer.
+    #[serde(default)]
+    pub state: ExchangeState,
+}
+
+/// Where a stored exchange stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExchangeState {
+    /// Its answer is being written.
+    Answering,
+    #[default]
+    Done,
+    /// The user stopped it.
+    Stopped,
+    /// The model failed.
+    Failed,
+    /// The server stopped (restart, crash) while it was being written.
+    Interrupted,
+}
+
+/// One conversation in the history list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConversationSummary {
+    pub id: String,
+    pub title: String,
+    pub mode: Mode,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: i64,
+    pub updated_at: i64,
+    /// Set while the conversation has a share link.
+    #[serde(default)]
+    pub share_token: Option<String>,
 }
 
 /// Where a Research sub-question stands (PRODUCT.md: pending/running/done/failed/pruned).

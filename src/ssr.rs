@@ -19,5 +19,6 @@ pub mod research;
 pub mod search;
 pub mod session;
 pub mod state;
+pub mod store;
 pub mod tolerant;
 pub mod web;

@@ -11,6 +11,7 @@ mod research;
 mod search;
 mod searxng;
 mod server;
+mod store;
 
 use std::net::SocketAddr;
 
@@ -31,6 +32,8 @@ pub fn pipeline_config(searxng_url: &str, extra: &[(&str, &str)]) -> Config {
         match name {
             "CITED_SEARXNG_URL" => Some(searxng_url.to_string()),
             "CITED_SOURCES" => Some("web".to_string()),
+            // Each test's state gets its own database, gone with it.
+            "CITED_DATABASE_URL" => Some("sqlite::memory:".to_string()),
             _ => None,
         }
     });
@@ -51,6 +54,7 @@ impl TestServer {
             vars.iter()
                 .find(|(key, _)| *key == name)
                 .map(|(_, value)| value.to_string())
+                .or_else(|| (name == "CITED_DATABASE_URL").then(|| "sqlite::memory:".into()))
         });
         assert!(warnings.is_empty(), "{warnings:?}");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -7,3 +7,48 @@ pub fn has_han(text: &str) -> bool {
             0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2A6DF | 0x2A700..=0x2EBEF | 0x30000..=0x3134F)
     })
 }
+
+/// Terms for full-text search: lowercase words of other scripts, and every Han character
+/// and pair of neighbouring Han characters, so Chinese matches without a word list.
+pub fn search_terms(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut previous_han: Option<char> = None;
+    for c in text.chars() {
+        if has_han(c.encode_utf8(&mut [0; 4])) {
+            if !word.is_empty() {
+                out.push(std::mem::take(&mut word));
+            }
+            if let Some(previous) = previous_han {
+                out.push(format!("{previous}{c}"));
+            }
+            out.push(c.to_string());
+            previous_han = Some(c);
+        } else {
+            previous_han = None;
+            if c.is_alphanumeric() {
+                word.extend(c.to_lowercase());
+            } else if !word.is_empty() {
+                out.push(std::mem::take(&mut word));
+            }
+        }
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_terms_cover_words_and_han_pairs() {
+        assert_eq!(
+            search_terms("Rust 的 async-runtime 量子计算"),
+            vec!["rust", "的", "async", "runtime", "量", "量子", "子", "子计", "计", "计算", "算"]
+        );
+        assert!(search_terms(" ,.;\"*").is_empty());
+    }
+}

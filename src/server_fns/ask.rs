@@ -15,7 +15,7 @@ pub async fn ask(question: String) -> Result<ByteStream<AppError>, AppError> {
 
     let state = crate::ssr::request::state()?;
     let refuse = |message: &str| reject(AppError::BadInput(message.to_string()));
-    let session = crate::ssr::request::session()?;
+    let session = crate::ssr::request::session_or_mint().await?;
     let lang = crate::ssr::request::request_lang();
     let t = lang.texts();
     let question = question.trim().to_string();
@@ -40,6 +40,7 @@ pub async fn ask(question: String) -> Result<ByteStream<AppError>, AppError> {
         if command == "reset" {
             session.stop_answer();
             session.reset();
+            crate::ssr::request::remember(&state, &session).await;
             tracing::info!(session = ?session.id, "session reset");
             return Ok(one_event(AnswerEvent::Command {
                 text: t.reset_done.to_string(),

@@ -6,6 +6,7 @@ use crate::model::Exchange;
 /// The session's questions and answers so far, oldest first.
 #[server(prefix = "/api", endpoint = "conversation")]
 pub async fn get_conversation() -> Result<Vec<Exchange>, AppError> {
-    let session = crate::ssr::request::session()?;
-    Ok(session.conversation())
+    Ok(crate::ssr::request::current()
+        .map(|session| session.conversation())
+        .unwrap_or_default())
 }

@@ -7,8 +7,10 @@ use crate::model::Settings;
 /// server's defaults filled in where the session has not chosen.
 #[server(prefix = "/api", endpoint = "get_settings")]
 pub async fn get_settings() -> Result<Settings, AppError> {
-    let session = crate::ssr::request::session()?;
-    Ok(effective(session.settings()))
+    let settings = crate::ssr::request::current()
+        .map(|session| session.settings())
+        .unwrap_or_default();
+    Ok(effective(settings))
 }
 
 /// `settings` with `sources` and `lang` resolved (CITED_SOURCES, Accept-Language).

@@ -6,7 +6,10 @@ use crate::error::AppError;
 /// there was one.
 #[server(prefix = "/api", endpoint = "stop")]
 pub async fn stop_answer() -> Result<bool, AppError> {
-    let session = crate::ssr::request::session()?;
+    // A browser without a session has nothing to stop.
+    let Some(session) = crate::ssr::request::current() else {
+        return Ok(false);
+    };
     let stopped = session.stop_answer();
     tracing::info!(session = ?session.id, stopped, "stop requested");
     Ok(stopped)

@@ -12,7 +12,7 @@ pub async fn update_settings(
     #[server(default)] sources: Option<Sources>,
     #[server(default)] lang: Option<String>,
 ) -> Result<Settings, AppError> {
-    let session = crate::ssr::request::session()?;
+    let session = crate::ssr::request::session_or_mint().await?;
     let lang = match lang {
         Some(raw) => Some(crate::model::Lang::parse(&raw).ok_or_else(|| {
             crate::ssr::request::reject(AppError::BadInput(format!(
@@ -35,6 +35,9 @@ pub async fn update_settings(
             settings.lang = Some(lang);
         }
     });
+    if let Ok(state) = crate::ssr::request::state() {
+        crate::ssr::request::remember(&state, &session).await;
+    }
     tracing::info!(session = ?session.id, mode = settings.mode.as_str(), search = settings.search_enabled, sources = ?settings.sources, lang = ?settings.lang, "settings updated");
     Ok(crate::server_fns::get_settings::effective(settings))
 }

@@ -174,6 +174,17 @@ pub async fn serve(config: Config) -> ExitCode {
     };
     tracing::info!("cited is listening on http://{addr}");
     let state = AppState::new(config);
+    // The database first: migrated, and what a crash left half-written marked interrupted.
+    match state.store.interrupt_unfinished().await {
+        Ok(0) => tracing::info!("database ready"),
+        Ok(interrupted) => {
+            tracing::warn!(interrupted, "database ready; answers cut off by the last stop are marked interrupted")
+        }
+        Err(error) => {
+            tracing::error!(%error, "the database is not usable: fix CITED_DATABASE_URL");
+            return ExitCode::FAILURE;
+        }
+    }
     // One clear line about SearXNG at startup, with the fix when it is not usable.
     let health = state.search_health.clone();
     tokio::spawn(async move {

@@ -91,6 +91,9 @@ pub struct Config {
     pub log: String,
     pub max_question_chars: usize,
     pub session_idle: Duration,
+    /// Where conversations are kept: `sqlite:PATH` (default: `cited.db` under the platform
+    /// data folder) or `postgres://…` (`CITED_DATABASE_URL`).
+    pub database_url: String,
     /// The folder holding `pkg/cited.js`, `pkg/cited.wasm`, `pkg/cited.css` and `public/`'s files.
     pub site_root: PathBuf,
 }
@@ -141,6 +144,41 @@ pub fn redacted(url: &Url) -> String {
         let _ = shown.set_password(None);
     }
     shown.to_string()
+}
+
+/// `sqlite:` + `cited/cited.db` under `$XDG_DATA_HOME`, else `~/.local/share`, else the
+/// working directory.
+fn default_database_url(get: &dyn Fn(&str) -> Option<String>) -> String {
+    let data = get("XDG_DATA_HOME")
+        .filter(|dir| !dir.trim().is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            get("HOME")
+                .filter(|dir| !dir.trim().is_empty())
+                .map(|home| PathBuf::from(home).join(".local/share"))
+        });
+    match data {
+        Some(dir) => format!("sqlite:{}", dir.join("cited").join("cited.db").display()),
+        None => "sqlite:cited.db".to_string(),
+    }
+}
+
+fn parse_database_url(raw: &str) -> Option<String> {
+    let raw = raw.trim();
+    let sqlite = raw
+        .strip_prefix("sqlite:")
+        .is_some_and(|path| !path.trim_start_matches("//").is_empty());
+    let postgres = (raw.starts_with("postgres://") || raw.starts_with("postgresql://"))
+        && Url::parse(raw).is_ok_and(|url| url.host_str().is_some());
+    (sqlite || postgres).then(|| raw.to_string())
+}
+
+/// A database URL as it may be logged: a PostgreSQL password removed.
+pub fn shown_database_url(url: &str) -> String {
+    match Url::parse(url) {
+        Ok(parsed) if url.starts_with("postgres") => redacted(&parsed),
+        _ => url.to_string(),
+    }
 }
 
 pub const DEFAULT_ADDR: &str = "127.0.0.1:3000";
@@ -232,6 +270,13 @@ impl Config {
             "a whole number of minutes from 1 to 43200",
             "1440",
             |raw| parse_in_range(raw, 1, 43_200).map(|mins| Duration::from_secs(mins as u64 * 60)),
+        );
+        let default_database = default_database_url(reader.get);
+        let database_url = reader.parse(
+            "CITED_DATABASE_URL",
+            "sqlite:PATH, sqlite::memory: or postgres://user@host/database",
+            &default_database,
+            parse_database_url,
         );
         let site_root = reader.parse("CITED_SITE_ROOT", "a folder path", "target/site", |raw| {
             Some(PathBuf::from(raw.trim()))
@@ -329,6 +374,7 @@ impl Config {
             log,
             max_question_chars,
             session_idle,
+            database_url,
             site_root,
         };
         (config, reader.warnings)
@@ -411,6 +457,7 @@ impl fmt::Display for Config {
             "CITED_SESSION_IDLE_MINS={}",
             self.session_idle.as_secs() / 60
         )?;
+        writeln!(f, "CITED_DATABASE_URL={}", shown_database_url(&self.database_url))?;
         write!(f, "CITED_SITE_ROOT={}", self.site_root.display())
     }
 }

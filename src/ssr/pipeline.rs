@@ -19,13 +19,15 @@ use tokio_util::sync::CancellationToken;
 
 use crate::citation::{render, used_numbers, Allocation, Registry, SourceMap};
 use crate::model::{
-    AnswerEvent, CitationEntry, Exchange, Lang, Level, Mode, Notice, Source, Status, Step,
+    AnswerEvent, CitationEntry, Exchange, ExchangeState, Lang, Level, Mode, Notice, Source,
+    Status, Step,
 };
 use crate::ssr::llm::{ChatEvent, ChatModel, ChatRequest, LlmError, ModelKind, ToolCall};
 use crate::ssr::messages;
 use crate::ssr::search::cache::CacheKey;
 use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
-use crate::ssr::session::Session;
+use crate::ssr::session::{Session, SessionId};
+use crate::ssr::store::StoredBrowser;
 use crate::ssr::state::AppState;
 
 /// The answer stopped early: the stop button, the browser went away, or a `/reset` began
@@ -175,6 +177,8 @@ pub struct Turn {
     generation: u64,
     /// The search provider, picked once per answer.
     provider: Option<Arc<dyn SearchProvider>>,
+    /// Where the exchange is stored: its conversation and position, when it could be.
+    stored: Option<(String, u32)>,
 }
 
 impl Turn {
@@ -208,6 +212,7 @@ impl Turn {
             events,
             cancel,
             provider: None,
+            stored: None,
         };
         // Sent even when a stop already landed, so every answer the browser sees starts;
         // nobody listening is noticed by the first step that checks.
@@ -216,7 +221,58 @@ impl Turn {
             offline,
         })
         .await;
+        let mut turn = turn;
+        turn.store_question().await;
         turn
+    }
+
+    /// Writes the question (state `answering`) into the session's conversation, starting a
+    /// new one when there is none. A database failure is logged and told; the answer goes
+    /// on unsaved.
+    async fn store_question(&mut self) {
+        let owner = self.session.id.to_string();
+        let store = Arc::clone(&self.state.store);
+        let conversation = match self.session.conversation_id() {
+            Some(id) => Ok(id),
+            None => {
+                let id = SessionId::random().to_string();
+                let title = crate::ssr::store::title_from(&self.input.question);
+                store
+                    .create_conversation(&owner, &id, &title, self.input.mode)
+                    .await
+                    .map(|()| {
+                        self.session.start_conversation(self.generation, id.clone());
+                        id
+                    })
+            }
+        };
+        let seq = self.session.next_seq();
+        let mut question = self.exchange.clone();
+        question.state = ExchangeState::Answering;
+        let saved = match conversation {
+            Ok(id) => store
+                .save_exchange(&id, seq, &question, None)
+                .await
+                .map(|()| id),
+            Err(error) => Err(error),
+        };
+        match saved {
+            Ok(id) => {
+                let browser = StoredBrowser {
+                    settings: self.session.settings(),
+                    conversation: Some(id.clone()),
+                };
+                if let Err(error) = store.save_browser(&owner, &browser).await {
+                    tracing::warn!(%error, "cannot save the browser's state");
+                }
+                self.stored = Some((id, seq));
+            }
+            Err(error) => {
+                tracing::error!(%error, "cannot save the question; this answer will not be kept");
+                let text = self.texts().not_saved;
+                let _ = self.notice(Level::Warning, text).await;
+            }
+        }
     }
 
     pub fn lang(&self) -> Lang {
@@ -460,6 +516,25 @@ impl Turn {
             stopped: exchange.stopped,
         };
         self.send_anyway(done).await;
+        exchange.state = if exchange.stopped {
+            ExchangeState::Stopped
+        } else if exchange.notices.iter().any(|n| n.level == Level::Error) {
+            ExchangeState::Failed
+        } else {
+            ExchangeState::Done
+        };
+        if let Some((conversation, seq)) = &self.stored {
+            // The registry goes with the exchange unless a `/reset` replaced it meanwhile.
+            let registry = (self.session.generation() == self.generation).then(|| self.registry());
+            if let Err(error) = self
+                .state
+                .store
+                .save_exchange(conversation, *seq, &exchange, registry.as_ref())
+                .await
+            {
+                tracing::error!(%error, "cannot save the answer");
+            }
+        }
         self.session
             .push_exchange(self.generation, exchange.clone());
         exchange

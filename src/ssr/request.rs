@@ -13,7 +13,8 @@ use axum::response::Response;
 
 use crate::error::AppError;
 use crate::model::Lang;
-use crate::ssr::session::Session;
+use crate::ssr::session::{Session, SessionId};
+use crate::ssr::store::StoredBrowser;
 use crate::ssr::state::AppState;
 
 pub const COOKIE_NAME: &str = "cited_session";
@@ -22,40 +23,63 @@ pub const COOKIE_NAME: &str = "cited_session";
 #[derive(Clone)]
 pub struct CurrentSession(pub Arc<Session>);
 
-/// Middleware: finds or creates the session and hands it to the handler. Static files and
-/// `/healthz` pass through without one.
-pub async fn attach(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
-    let path = request.uri().path();
-    if path.starts_with("/pkg/") || path == "/healthz" || path == "/favicon.ico" {
-        return next.run(request).await;
-    }
-    let now = Instant::now();
-    let existing = request
+/// The session id a request's cookie names, if any.
+fn cookie_id(request: &Request) -> Option<String> {
+    request
         .headers()
         .get_all(COOKIE)
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .filter(|(name, _)| *name == COOKIE_NAME)
-        .find_map(|(_, value)| state.sessions.get(value, now));
-    let (session, created) = match existing {
-        Some(session) => (session, false),
-        None => (state.sessions.create(now), true),
-    };
-    if created {
-        tracing::debug!(session = ?session.id, "new session");
+        .find(|(name, _)| *name == COOKIE_NAME)
+        .map(|(_, value)| value.to_string())
+}
+
+/// The session a browser's cookie names: from memory, else restored from the store (after
+/// a restart, or once memory dropped it). `None` for an unknown id.
+pub async fn find_session(state: &AppState, raw_id: &str) -> Option<Arc<Session>> {
+    let now = Instant::now();
+    if let Some(session) = state.sessions.get(raw_id, now) {
+        return Some(session);
     }
-    let id = session.id;
-    request.extensions_mut().insert(CurrentSession(session));
-    let mut response = next.run(request).await;
-    if created {
-        let cookie = format!("{COOKIE_NAME}={id}; Path=/; HttpOnly; SameSite=Lax");
-        if let Ok(value) = HeaderValue::from_str(&cookie) {
-            response.headers_mut().append(SET_COOKIE, value);
+    let id = SessionId::parse(raw_id)?;
+    let browser = match state.store.browser(&id.to_string()).await {
+        Ok(browser) => browser?,
+        Err(error) => {
+            tracing::warn!(%error, "cannot read the browser's state");
+            return None;
+        }
+    };
+    let session = Session::new(id, now);
+    session.update_settings(|settings| *settings = browser.settings);
+    if let Some(conversation) = browser.conversation {
+        match state.store.conversation(&id.to_string(), &conversation).await {
+            Ok(Some(stored)) => {
+                session.open_conversation(conversation, stored.exchanges, stored.registry)
+            }
+            Ok(None) => {}
+            Err(error) => tracing::warn!(%error, "cannot read the conversation"),
         }
     }
-    response
+    tracing::debug!(session = ?id, "session restored from the store");
+    Some(state.sessions.insert(session))
+}
+
+/// Middleware: hands the browser's session (when its cookie names one) to pages and server
+/// functions. Nothing is minted here: a session is created only when a browser first asks
+/// or changes a setting ([`session_or_mint`]), never for assets, 404s or `/healthz`.
+pub async fn attach(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let path = request.uri().path();
+    if path.starts_with("/pkg/") || path == "/healthz" || path == "/favicon.ico" {
+        return next.run(request).await;
+    }
+    if let Some(raw_id) = cookie_id(&request) {
+        if let Some(session) = find_session(&state, &raw_id).await {
+            request.extensions_mut().insert(CurrentSession(session));
+        }
+    }
+    next.run(request).await
 }
 
 /// The UI language of a request: the session's choice, else the browser's Accept-Language.
@@ -110,4 +134,41 @@ pub fn session() -> Result<Arc<Session>, AppError> {
 /// The app state, for a server function.
 pub fn state() -> Result<AppState, AppError> {
     leptos::prelude::use_context::<AppState>().ok_or_else(|| reject(AppError::Internal))
+}
+
+/// The caller's session, minted (and its cookie set) when the browser has none: for server
+/// functions that change state (asking, settings).
+pub async fn session_or_mint() -> Result<Arc<Session>, AppError> {
+    if let Some(session) = current() {
+        return Ok(session);
+    }
+    let state = state()?;
+    let session = state.sessions.create(Instant::now());
+    let id = session.id.to_string();
+    let browser = StoredBrowser {
+        settings: session.settings(),
+        conversation: None,
+    };
+    if let Err(error) = state.store.save_browser(&id, &browser).await {
+        tracing::warn!(%error, "cannot save the new browser");
+    }
+    if let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
+        let cookie = format!("{COOKIE_NAME}={id}; Path=/; HttpOnly; SameSite=Lax");
+        if let Ok(value) = HeaderValue::from_str(&cookie) {
+            response.append_header(SET_COOKIE, value);
+        }
+    }
+    tracing::debug!(session = ?session.id, "new session");
+    Ok(session)
+}
+
+/// Saves the session's settings and current conversation for its browser.
+pub async fn remember(state: &AppState, session: &Session) {
+    let browser = StoredBrowser {
+        settings: session.settings(),
+        conversation: session.conversation_id(),
+    };
+    if let Err(error) = state.store.save_browser(&session.id.to_string(), &browser).await {
+        tracing::warn!(%error, "cannot save the browser's state");
+    }
 }

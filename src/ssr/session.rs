@@ -28,7 +28,7 @@ const MAX_SESSIONS: usize = 10_000;
 pub struct SessionId([u8; 16]);
 
 impl SessionId {
-    fn random() -> SessionId {
+    pub fn random() -> SessionId {
         let mut bytes = [0u8; 16];
         getrandom::fill(&mut bytes).expect("the operating system provides randomness");
         SessionId(bytes)
@@ -66,8 +66,11 @@ pub struct Session {
     settings: Mutex<Settings>,
     /// Identical searches within the session are answered from here.
     search_cache: Mutex<SearchCache>,
-    /// Questions and answers so far, oldest first.
-    conversation: Mutex<Vec<Exchange>>,
+    /// The conversation being continued (stored under this id), if any yet.
+    conversation_id: Mutex<Option<String>>,
+    /// Its questions and answers so far, oldest first (a cache of the store), and how many
+    /// older ones were dropped from memory.
+    conversation: Mutex<(Vec<Exchange>, u32)>,
     /// Agent and Research citation numbers: session-global, kept across questions and mode
     /// switches, cleared by `/reset` (seed 002).
     registry: Mutex<Registry>,
@@ -82,13 +85,14 @@ pub struct Session {
 const MAX_EXCHANGES: usize = 200;
 
 impl Session {
-    fn new(id: SessionId, now: Instant) -> Session {
+    pub fn new(id: SessionId, now: Instant) -> Session {
         Session {
             id,
             last_seen: Mutex::new(now),
             settings: Mutex::new(Settings::default()),
             search_cache: Mutex::new(SearchCache::default()),
-            conversation: Mutex::new(Vec::new()),
+            conversation_id: Mutex::new(None),
+            conversation: Mutex::new((Vec::new(), 0)),
             registry: Mutex::new(Registry::new()),
             active: Mutex::new(None),
             next_answer_id: AtomicU64::new(1),
@@ -111,13 +115,43 @@ impl Session {
         f(&mut lock(&self.search_cache))
     }
 
-    /// `/reset`: forgets the session's conversation and searches (and, with Agent mode, its
-    /// citation registry). Settings stay.
+    /// `/reset` and "new chat": the next question starts a new conversation (the old one
+    /// stays in the store), with fresh searches and citation numbers. Settings stay.
     pub fn reset(&self) {
         self.generation.fetch_add(1, Ordering::SeqCst);
         lock(&self.search_cache).clear();
-        lock(&self.conversation).clear();
+        *lock(&self.conversation_id) = None;
+        *lock(&self.conversation) = (Vec::new(), 0);
         lock(&self.registry).reset();
+    }
+
+    /// Continues a stored conversation: its id, exchanges and registry replace the
+    /// current ones (like a `/reset` for answers still running).
+    pub fn open_conversation(&self, id: String, exchanges: Vec<Exchange>, registry: Registry) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        lock(&self.search_cache).clear();
+        *lock(&self.conversation_id) = Some(id);
+        let mut exchanges = exchanges;
+        let excess = exchanges.len().saturating_sub(MAX_EXCHANGES);
+        exchanges.drain(..excess);
+        *lock(&self.conversation) = (exchanges, u32::try_from(excess).unwrap_or(u32::MAX));
+        *lock(&self.registry) = registry;
+    }
+
+    /// The conversation being continued, if any.
+    pub fn conversation_id(&self) -> Option<String> {
+        lock(&self.conversation_id).clone()
+    }
+
+    /// Sets the conversation a new answer started, unless a `/reset` came since
+    /// `generation`; returns whether it was set.
+    pub fn start_conversation(&self, generation: u64, id: String) -> bool {
+        let mut current = lock(&self.conversation_id);
+        if self.generation() != generation {
+            return false;
+        }
+        *current = Some(id);
+        true
     }
 
     /// Runs `f` with the session's citation registry locked. Never hold it across an
@@ -145,7 +179,7 @@ impl Session {
     }
 
     pub fn conversation(&self) -> Vec<Exchange> {
-        lock(&self.conversation).clone()
+        lock(&self.conversation).0.clone()
     }
 
     /// Saves an exchange, unless the session was reset since `generation` was read.
@@ -154,9 +188,20 @@ impl Session {
         if self.generation() != generation {
             return;
         }
-        conversation.push(exchange);
-        let excess = conversation.len().saturating_sub(MAX_EXCHANGES);
-        conversation.drain(..excess);
+        let (exchanges, dropped) = &mut *conversation;
+        exchanges.push(exchange);
+        let excess = exchanges.len().saturating_sub(MAX_EXCHANGES);
+        exchanges.drain(..excess);
+        *dropped = dropped.saturating_add(u32::try_from(excess).unwrap_or(u32::MAX));
+    }
+
+    /// The position the next exchange of the conversation takes (0-based, counting any
+    /// dropped from memory).
+    pub fn next_seq(&self) -> u32 {
+        let conversation = lock(&self.conversation);
+        conversation
+            .1
+            .saturating_add(u32::try_from(conversation.0.len()).unwrap_or(u32::MAX))
     }
 
     /// Starts an answer: its id and the token that stops it. `None` while another answer
@@ -242,8 +287,16 @@ impl SessionStore {
         Some(session)
     }
 
+    /// A new session under a freshly minted id.
     pub fn create(&self, now: Instant) -> Arc<Session> {
-        let session = Arc::new(Session::new(SessionId::random(), now));
+        self.insert(Session::new(SessionId::random(), now))
+    }
+
+    /// Keeps `session` (one restored from the store, or new); past the size cap the least
+    /// recently used one is dropped from memory (its browser's data stays in the store).
+    pub fn insert(&self, session: Session) -> Arc<Session> {
+        let session = Arc::new(session);
+        let now = Instant::now();
         let mut sessions = lock(&self.sessions);
         if sessions.len() >= MAX_SESSIONS {
             let oldest = sessions

@@ -19,6 +19,7 @@ use crate::ssr::search::searxng::Searxng;
 use crate::ssr::search::Combined;
 use crate::ssr::search::SearchProvider;
 use crate::ssr::session::SessionStore;
+use crate::ssr::store::Store;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -34,6 +35,8 @@ pub struct AppState {
     pub fetch: Arc<FetchPolicy>,
     /// The local knowledge base (`CITED_KNOWLEDGE_DIR`).
     pub knowledge: Arc<KnowledgeBase>,
+    /// Where conversations last (`CITED_DATABASE_URL`).
+    pub store: Arc<Store>,
 }
 
 /// The search provider an answer uses, and the notice that goes with it.
@@ -59,7 +62,15 @@ impl AppState {
             config.knowledge.clone(),
             config.snippet_chars,
         ));
+        let store = match Store::open(&config.database_url) {
+            Ok(store) => store,
+            Err(error) => {
+                tracing::error!(%error, "cannot open the database; conversations are kept in memory only until cited stops");
+                Store::open("sqlite::memory:").expect("an in-memory SQLite database always opens")
+            }
+        };
         AppState {
+            store: Arc::new(store),
             llm,
             knowledge,
             fetch: Arc::new(FetchPolicy::default()),

@@ -41,6 +41,15 @@ impl Scripted {
         }
     }
 
+    /// Writes a word every 10 ms, for far longer than any test waits.
+    pub(super) fn endless() -> Scripted {
+        Scripted {
+            answer: Box::new(|_| (0..100_000).map(|i| format!("w{i} ")).collect()),
+            pace: Duration::from_millis(10),
+            requests: Mutex::new(Vec::new()),
+        }
+    }
+
     fn new(answer: impl Fn(&ChatRequest) -> Vec<String> + Send + Sync + 'static) -> Arc<Scripted> {
         Arc::new(Scripted {
             answer: Box::new(answer),

@@ -13,7 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["i18n"],
     &["ssr::net", "ssr::tolerant"],
     &["ssr::config"],
-    &["ssr::search", "ssr::llm", "ssr::fetch"],
+    &["ssr::search", "ssr::llm", "ssr::fetch", "ssr::store"],
     &["ssr::knowledge", "ssr::prompts", "ssr::messages"],
     &["ssr::doctor"],
     &["ssr::session"],

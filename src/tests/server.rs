@@ -18,9 +18,19 @@ async fn healthz_answers() {
 #[tokio::test]
 async fn page_is_server_rendered_with_the_ui_contract() {
     let server = TestServer::start(&[]).await;
-    let response = browser().get(server.url("/")).send().await.unwrap();
+    let client = browser();
+    let response = client.get(server.url("/")).send().await.unwrap();
     assert_eq!(response.status(), 200);
-    let cookie = response
+    // Sessions are minted lazily: looking costs nothing, the first change mints one.
+    assert!(response.headers().get(SET_COOKIE).is_none());
+    let html = response.text().await.unwrap();
+    let minted = client
+        .post(server.url("/api/update_settings"))
+        .form(&[("search_enabled", "true")])
+        .send()
+        .await
+        .unwrap();
+    let cookie = minted
         .headers()
         .get(SET_COOKIE)
         .unwrap()
@@ -38,7 +48,6 @@ async fn page_is_server_rendered_with_the_ui_contract() {
         .next()
         .unwrap();
     assert_eq!(id.len(), 32, "128 random bits as hex: {id}");
-    let html = response.text().await.unwrap();
     for needle in [
         r#"aria-label="提问""#,
         ">发送<",
@@ -201,8 +210,9 @@ async fn forged_session_ids_are_replaced() {
     let server = TestServer::start(&[]).await;
     let forged = "0123456789abcdef0123456789abcdef";
     let response = reqwest::Client::new()
-        .get(server.url("/"))
+        .post(server.url("/api/update_settings"))
         .header("cookie", format!("cited_session={forged}"))
+        .form(&[("search_enabled", "false")])
         .send()
         .await
         .unwrap();

@@ -1,0 +1,542 @@
+//! Where conversations last: one repository over SQLite (the embedded default, a file
+//! under the platform data folder, WAL mode) or PostgreSQL (`CITED_DATABASE_URL=postgres://…`),
+//! through sqlx's `Any` driver so both run the same queries. The schema is created and
+//! migrated when the store is first used ([`migrations`]).
+//!
+//! What is kept: browsers (their settings and current conversation), conversations (title,
+//! mode, the citation registry, a share token) and their exchanges (question, answer, the
+//! whole exchange as JSON, and its state). A question is written when its answer starts
+//! (`answering`) and rewritten when it ends; [`Store::interrupt_unfinished`], run at start,
+//! marks what a crash left `answering` as `interrupted`.
+//!
+//! Search: each conversation's titles, questions and answers as terms ([`crate::text::
+//! search_terms`]: words, and Han characters and their pairs), matched with SQLite FTS5 or
+//! PostgreSQL full-text search.
+
+mod migrations;
+
+use std::path::Path;
+use std::str::FromStr;
+
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
+use sqlx::{AnyPool, Row};
+use tokio::sync::OnceCell;
+
+use crate::citation::Registry;
+use crate::model::{ConversationSummary, Exchange, ExchangeState, Mode, Settings};
+use crate::text::search_terms;
+
+/// Which database is behind the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("stored data cannot be read: {0}")]
+    Corrupt(#[from] serde_json::Error),
+    #[error("CITED_DATABASE_URL must start with sqlite: or postgres://, not {0}")]
+    Scheme(String),
+    #[error("cannot create the folder {path} for the database: {source}")]
+    Folder {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A conversation with everything needed to show it and to continue it.
+#[derive(Debug, Clone)]
+pub struct StoredConversation {
+    pub summary: ConversationSummary,
+    pub exchanges: Vec<Exchange>,
+    pub registry: Registry,
+}
+
+/// A browser's remembered state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredBrowser {
+    pub settings: Settings,
+    /// The conversation the browser is in, if it has asked anything since its last
+    /// "new chat".
+    pub conversation: Option<String>,
+}
+
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+    migrated: OnceCell<()>,
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// Longest title kept, in characters.
+const TITLE_CHARS: usize = 80;
+
+/// A title from a question: its first line, cut at a word or character boundary.
+pub fn title_from(question: &str) -> String {
+    let line = question.lines().next().unwrap_or("").trim();
+    if line.chars().count() <= TITLE_CHARS {
+        return line.to_string();
+    }
+    let cut: String = line.chars().take(TITLE_CHARS).collect();
+    format!("{}…", cut.trim_end())
+}
+
+fn state_name(state: ExchangeState) -> &'static str {
+    match state {
+        ExchangeState::Answering => "answering",
+        ExchangeState::Done => "done",
+        ExchangeState::Stopped => "stopped",
+        ExchangeState::Failed => "failed",
+        ExchangeState::Interrupted => "interrupted",
+    }
+}
+
+fn state_of(name: &str) -> ExchangeState {
+    match name {
+        "answering" => ExchangeState::Answering,
+        "stopped" => ExchangeState::Stopped,
+        "failed" => ExchangeState::Failed,
+        "interrupted" => ExchangeState::Interrupted,
+        _ => ExchangeState::Done,
+    }
+}
+
+fn summary(row: &AnyRow) -> Result<ConversationSummary, StoreError> {
+    let mode: String = row.try_get("mode")?;
+    Ok(ConversationSummary {
+        id: row.try_get("id")?,
+        title: row.try_get("title")?,
+        mode: Mode::parse(&mode).unwrap_or_default(),
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        share_token: row.try_get("share_token")?,
+    })
+}
+
+const SUMMARY_COLUMNS: &str = "id, title, mode, created_at, updated_at, share_token";
+
+impl Store {
+    /// A store for `url` (`sqlite:PATH`, `sqlite::memory:` or `postgres://…`). Nothing is
+    /// connected yet: the first use connects and migrates (see [`Store::ready`]).
+    pub fn open(url: &str) -> Result<Store, StoreError> {
+        sqlx::any::install_default_drivers();
+        let (backend, url) = if let Some(rest) = url.strip_prefix("sqlite:") {
+            let path = rest.trim_start_matches("//");
+            if path != ":memory:" {
+                let path = path.split('?').next().unwrap_or(path);
+                if let Some(parent) = Path::new(path).parent() {
+                    if !parent.as_os_str().is_empty() {
+                        std::fs::create_dir_all(parent).map_err(|source| StoreError::Folder {
+                            path: parent.display().to_string(),
+                            source,
+                        })?;
+                    }
+                }
+            }
+            let url = if path == ":memory:" || url.contains('?') {
+                url.to_string()
+            } else {
+                format!("sqlite://{path}?mode=rwc")
+            };
+            (Backend::Sqlite, url)
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            (Backend::Postgres, url.to_string())
+        } else {
+            return Err(StoreError::Scheme(url.to_string()));
+        };
+        let options = AnyConnectOptions::from_str(&url)?;
+        // An in-memory SQLite database lives in one connection.
+        let max = match (backend, url.contains(":memory:")) {
+            (Backend::Sqlite, true) => 1,
+            (Backend::Sqlite, false) => 4,
+            (Backend::Postgres, _) => 8,
+        };
+        let pool = AnyPoolOptions::new()
+            .max_connections(max)
+            .acquire_timeout(std::time::Duration::from_secs(10))
+            .connect_lazy_with(options);
+        Ok(Store {
+            pool,
+            backend,
+            migrated: OnceCell::new(),
+        })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Connects and applies the migrations, once. Every other call does this first.
+    pub async fn ready(&self) -> Result<(), StoreError> {
+        self.migrated
+            .get_or_try_init(|| migrations::apply(&self.pool, self.backend))
+            .await
+            .map(|_| ())
+    }
+
+    /// Marks every exchange still `answering` as `interrupted` (a crash or `kill -9` left
+    /// it); returns how many. Run once at start, before serving.
+    pub async fn interrupt_unfinished(&self) -> Result<u64, StoreError> {
+        self.ready().await?;
+        let rows = sqlx::query("SELECT conversation_id, seq, data FROM exchanges WHERE state = 'answering'")
+            .fetch_all(&self.pool)
+            .await?;
+        for row in &rows {
+            let conversation: String = row.try_get("conversation_id")?;
+            let seq: i64 = row.try_get("seq")?;
+            let data: String = row.try_get("data")?;
+            let mut exchange: Exchange = serde_json::from_str(&data)?;
+            exchange.state = ExchangeState::Interrupted;
+            exchange.done = true;
+            sqlx::query("UPDATE exchanges SET state = 'interrupted', data = $1 WHERE conversation_id = $2 AND seq = $3")
+                .bind(serde_json::to_string(&exchange)?)
+                .bind(conversation)
+                .bind(seq)
+                .execute(&self.pool)
+                .await?;
+        }
+        Ok(rows.len() as u64)
+    }
+
+    pub async fn browser(&self, id: &str) -> Result<Option<StoredBrowser>, StoreError> {
+        self.ready().await?;
+        let row = sqlx::query("SELECT settings, conversation_id FROM browsers WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        let Some(row) = row else { return Ok(None) };
+        let settings: String = row.try_get("settings")?;
+        Ok(Some(StoredBrowser {
+            settings: serde_json::from_str(&settings)?,
+            conversation: row.try_get("conversation_id")?,
+        }))
+    }
+
+    pub async fn save_browser(&self, id: &str, browser: &StoredBrowser) -> Result<(), StoreError> {
+        self.ready().await?;
+        sqlx::query(
+            "INSERT INTO browsers (id, settings, conversation_id, updated_at) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (id) DO UPDATE SET settings = excluded.settings, conversation_id = excluded.conversation_id, updated_at = excluded.updated_at",
+        )
+        .bind(id)
+        .bind(serde_json::to_string(&browser.settings)?)
+        .bind(browser.conversation.clone())
+        .bind(now_millis())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Starts a conversation owned by `owner`.
+    pub async fn create_conversation(
+        &self,
+        owner: &str,
+        id: &str,
+        title: &str,
+        mode: Mode,
+    ) -> Result<(), StoreError> {
+        self.ready().await?;
+        let now = now_millis();
+        sqlx::query(
+            "INSERT INTO conversations (id, owner, title, mode, registry, created_at, updated_at, search_body) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(id)
+        .bind(owner)
+        .bind(title)
+        .bind(mode.as_str())
+        .bind(serde_json::to_string(&Registry::new())?)
+        .bind(now)
+        .bind(now)
+        .bind(search_terms(title).join(" "))
+        .execute(&self.pool)
+        .await?;
+        self.index(id).await
+    }
+
+    /// Writes an exchange (its question when the answer starts, the whole of it when it
+    /// ends) and, when given, the conversation's registry.
+    pub async fn save_exchange(
+        &self,
+        conversation: &str,
+        seq: u32,
+        exchange: &Exchange,
+        registry: Option<&Registry>,
+    ) -> Result<(), StoreError> {
+        self.ready().await?;
+        let now = now_millis();
+        sqlx::query(
+            "INSERT INTO exchanges (conversation_id, seq, question, answer, state, data, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+             ON CONFLICT (conversation_id, seq) DO UPDATE SET answer = excluded.answer, state = excluded.state, \
+             data = excluded.data, updated_at = excluded.updated_at",
+        )
+        .bind(conversation)
+        .bind(i64::from(seq))
+        .bind(exchange.question.as_str())
+        .bind(exchange.answer.as_str())
+        .bind(state_name(exchange.state))
+        .bind(serde_json::to_string(exchange)?)
+        .bind(now)
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        match registry {
+            Some(registry) => {
+                sqlx::query("UPDATE conversations SET updated_at = $1, mode = $2, registry = $3 WHERE id = $4")
+                    .bind(now)
+                    .bind(exchange.mode.as_str())
+                    .bind(serde_json::to_string(registry)?)
+                    .bind(conversation)
+                    .execute(&self.pool)
+                    .await?;
+            }
+            None => {
+                sqlx::query("UPDATE conversations SET updated_at = $1, mode = $2 WHERE id = $3")
+                    .bind(now)
+                    .bind(exchange.mode.as_str())
+                    .bind(conversation)
+                    .execute(&self.pool)
+                    .await?;
+            }
+        }
+        self.index(conversation).await
+    }
+
+    /// Rebuilds a conversation's search terms from its title, questions and answers.
+    async fn index(&self, conversation: &str) -> Result<(), StoreError> {
+        let title: Option<String> = sqlx::query("SELECT title FROM conversations WHERE id = $1")
+            .bind(conversation)
+            .fetch_optional(&self.pool)
+            .await?
+            .map(|row| row.try_get("title"))
+            .transpose()?;
+        let Some(title) = title else { return Ok(()) };
+        let rows = sqlx::query("SELECT question, answer FROM exchanges WHERE conversation_id = $1 ORDER BY seq")
+            .bind(conversation)
+            .fetch_all(&self.pool)
+            .await?;
+        let mut text = title;
+        for row in &rows {
+            let question: String = row.try_get("question")?;
+            let answer: String = row.try_get("answer")?;
+            text.push('\n');
+            text.push_str(&question);
+            text.push('\n');
+            text.push_str(&answer);
+        }
+        let body = search_terms(&text).join(" ");
+        match self.backend {
+            Backend::Postgres => {
+                sqlx::query("UPDATE conversations SET search_body = $1 WHERE id = $2")
+                    .bind(body)
+                    .bind(conversation)
+                    .execute(&self.pool)
+                    .await?;
+            }
+            Backend::Sqlite => {
+                sqlx::query("DELETE FROM conversation_search WHERE conversation_id = $1")
+                    .bind(conversation)
+                    .execute(&self.pool)
+                    .await?;
+                sqlx::query("INSERT INTO conversation_search (body, conversation_id) VALUES ($1, $2)")
+                    .bind(body)
+                    .bind(conversation)
+                    .execute(&self.pool)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The `limit` most recently updated conversations of `owner`, newest first.
+    pub async fn list(&self, owner: &str, limit: u32) -> Result<Vec<ConversationSummary>, StoreError> {
+        self.ready().await?;
+        let sql = format!(
+            "SELECT {SUMMARY_COLUMNS} FROM conversations WHERE owner = $1 AND deleted_at IS NULL \
+             ORDER BY updated_at DESC, id DESC LIMIT $2"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(owner)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(summary).collect()
+    }
+
+    /// `owner`'s conversations whose title, questions or answers hold every term of
+    /// `query`, newest first.
+    pub async fn search(
+        &self,
+        owner: &str,
+        query: &str,
+        limit: u32,
+    ) -> Result<Vec<ConversationSummary>, StoreError> {
+        self.ready().await?;
+        let terms = search_terms(query);
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = match self.backend {
+            Backend::Sqlite => {
+                // Every term quoted: no input is FTS5 syntax.
+                let matched: Vec<String> = terms
+                    .iter()
+                    .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+                    .collect();
+                let sql = format!(
+                    "SELECT {} FROM conversation_search s JOIN conversations c ON c.id = s.conversation_id \
+                     WHERE conversation_search MATCH $1 AND c.owner = $2 AND c.deleted_at IS NULL \
+                     ORDER BY c.updated_at DESC, c.id DESC LIMIT $3",
+                    SUMMARY_COLUMNS
+                        .split(", ")
+                        .map(|c| format!("c.{c}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                sqlx::query(&sql)
+                    .bind(matched.join(" "))
+                    .bind(owner)
+                    .bind(i64::from(limit))
+                    .fetch_all(&self.pool)
+                    .await?
+            }
+            Backend::Postgres => {
+                let sql = format!(
+                    "SELECT {SUMMARY_COLUMNS} FROM conversations WHERE owner = $1 AND deleted_at IS NULL \
+                     AND to_tsvector('simple', search_body) @@ plainto_tsquery('simple', $2) \
+                     ORDER BY updated_at DESC, id DESC LIMIT $3"
+                );
+                sqlx::query(&sql)
+                    .bind(owner)
+                    .bind(terms.join(" "))
+                    .bind(i64::from(limit))
+                    .fetch_all(&self.pool)
+                    .await?
+            }
+        };
+        rows.iter().map(summary).collect()
+    }
+
+    /// One of `owner`'s conversations with its exchanges and registry.
+    pub async fn conversation(
+        &self,
+        owner: &str,
+        id: &str,
+    ) -> Result<Option<StoredConversation>, StoreError> {
+        self.ready().await?;
+        let row = sqlx::query(&format!(
+            "SELECT {SUMMARY_COLUMNS}, registry FROM conversations WHERE id = $1 AND owner = $2 AND deleted_at IS NULL"
+        ))
+        .bind(id)
+        .bind(owner)
+        .fetch_optional(&self.pool)
+        .await?;
+        match row {
+            Some(row) => self.load(&row).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// A shared conversation, for anyone with its token.
+    pub async fn shared(&self, token: &str) -> Result<Option<StoredConversation>, StoreError> {
+        self.ready().await?;
+        let row = sqlx::query(&format!(
+            "SELECT {SUMMARY_COLUMNS}, registry FROM conversations WHERE share_token = $1 AND deleted_at IS NULL"
+        ))
+        .bind(token)
+        .fetch_optional(&self.pool)
+        .await?;
+        match row {
+            Some(row) => self.load(&row).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    async fn load(&self, row: &AnyRow) -> Result<StoredConversation, StoreError> {
+        let summary = summary(row)?;
+        let registry: String = row.try_get("registry")?;
+        let rows = sqlx::query("SELECT data, state FROM exchanges WHERE conversation_id = $1 ORDER BY seq")
+            .bind(summary.id.as_str())
+            .fetch_all(&self.pool)
+            .await?;
+        let mut exchanges = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let data: String = row.try_get("data")?;
+            let state: String = row.try_get("state")?;
+            let mut exchange: Exchange = serde_json::from_str(&data)?;
+            exchange.state = state_of(&state);
+            exchanges.push(exchange);
+        }
+        Ok(StoredConversation {
+            summary,
+            exchanges,
+            registry: serde_json::from_str(&registry)?,
+        })
+    }
+
+    /// Renames one of `owner`'s conversations; false when there is no such conversation.
+    pub async fn rename(&self, owner: &str, id: &str, title: &str) -> Result<bool, StoreError> {
+        self.ready().await?;
+        let done = sqlx::query("UPDATE conversations SET title = $1 WHERE id = $2 AND owner = $3 AND deleted_at IS NULL")
+            .bind(title_from(title))
+            .bind(id)
+            .bind(owner)
+            .execute(&self.pool)
+            .await?
+            .rows_affected()
+            > 0;
+        if done {
+            self.index(id).await?;
+        }
+        Ok(done)
+    }
+
+    /// Deletes (`deleted = true`) or restores one of `owner`'s conversations. A deleted
+    /// conversation is hidden everywhere, its share link included, until restored.
+    pub async fn set_deleted(&self, owner: &str, id: &str, deleted: bool) -> Result<bool, StoreError> {
+        self.ready().await?;
+        let at = deleted.then(now_millis);
+        Ok(sqlx::query("UPDATE conversations SET deleted_at = $1 WHERE id = $2 AND owner = $3")
+            .bind(at)
+            .bind(id)
+            .bind(owner)
+            .execute(&self.pool)
+            .await?
+            .rows_affected()
+            > 0)
+    }
+
+    /// Sets (a new unguessable token) or clears the share link of one of `owner`'s
+    /// conversations; returns the token now in force.
+    pub async fn set_share(
+        &self,
+        owner: &str,
+        id: &str,
+        token: Option<&str>,
+    ) -> Result<Option<String>, StoreError> {
+        self.ready().await?;
+        sqlx::query("UPDATE conversations SET share_token = $1 WHERE id = $2 AND owner = $3 AND deleted_at IS NULL")
+            .bind(token)
+            .bind(id)
+            .bind(owner)
+            .execute(&self.pool)
+            .await?;
+        Ok(self
+            .conversation(owner, id)
+            .await?
+            .and_then(|c| c.summary.share_token))
+    }
+}

@@ -1,0 +1,85 @@
+//! The schema, as numbered migrations per backend, applied in order at first use. The
+//! applied version is kept in `cited_schema`; PostgreSQL takes an advisory lock so that
+//! instances starting together migrate once.
+
+use sqlx::{AnyPool, Row};
+
+use super::{Backend, StoreError};
+
+/// Migration `n` is `MIGRATIONS[n - 1]`: (SQLite, PostgreSQL) statements.
+const MIGRATIONS: &[(&[&str], &[&str])] = &[(
+    &[
+        "PRAGMA journal_mode = WAL",
+        "CREATE TABLE browsers (id TEXT PRIMARY KEY, settings TEXT NOT NULL, conversation_id TEXT, updated_at INTEGER NOT NULL)",
+        "CREATE TABLE conversations (id TEXT PRIMARY KEY, owner TEXT NOT NULL, title TEXT NOT NULL, mode TEXT NOT NULL, \
+         registry TEXT NOT NULL, share_token TEXT UNIQUE, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, \
+         deleted_at INTEGER, search_body TEXT NOT NULL DEFAULT '')",
+        "CREATE INDEX conversations_by_owner ON conversations (owner, updated_at DESC)",
+        "CREATE TABLE exchanges (conversation_id TEXT NOT NULL, seq INTEGER NOT NULL, question TEXT NOT NULL, \
+         answer TEXT NOT NULL, state TEXT NOT NULL, data TEXT NOT NULL, created_at INTEGER NOT NULL, \
+         updated_at INTEGER NOT NULL, PRIMARY KEY (conversation_id, seq))",
+        "CREATE INDEX exchanges_by_state ON exchanges (state)",
+        "CREATE VIRTUAL TABLE conversation_search USING fts5(body, conversation_id UNINDEXED)",
+    ],
+    &[
+        "CREATE TABLE browsers (id TEXT PRIMARY KEY, settings TEXT NOT NULL, conversation_id TEXT, updated_at BIGINT NOT NULL)",
+        "CREATE TABLE conversations (id TEXT PRIMARY KEY, owner TEXT NOT NULL, title TEXT NOT NULL, mode TEXT NOT NULL, \
+         registry TEXT NOT NULL, share_token TEXT UNIQUE, created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL, \
+         deleted_at BIGINT, search_body TEXT NOT NULL DEFAULT '')",
+        "CREATE INDEX conversations_by_owner ON conversations (owner, updated_at DESC)",
+        "CREATE INDEX conversations_search ON conversations USING GIN (to_tsvector('simple', search_body))",
+        "CREATE TABLE exchanges (conversation_id TEXT NOT NULL, seq BIGINT NOT NULL, question TEXT NOT NULL, \
+         answer TEXT NOT NULL, state TEXT NOT NULL, data TEXT NOT NULL, created_at BIGINT NOT NULL, \
+         updated_at BIGINT NOT NULL, PRIMARY KEY (conversation_id, seq))",
+        "CREATE INDEX exchanges_by_state ON exchanges (state)",
+    ],
+)];
+
+/// A number no other program on the database is likely to lock.
+const LOCK_KEY: i64 = 0x0063_6974_6564;
+
+pub async fn apply(pool: &AnyPool, backend: Backend) -> Result<(), StoreError> {
+    let mut connection = pool.acquire().await?;
+    if backend == Backend::Postgres {
+        sqlx::query("SELECT pg_advisory_lock($1)")
+            .bind(LOCK_KEY)
+            .execute(&mut *connection)
+            .await?;
+    }
+    let result = async {
+        sqlx::query("CREATE TABLE IF NOT EXISTS cited_schema (version BIGINT NOT NULL)")
+            .execute(&mut *connection)
+            .await?;
+        let version: i64 = sqlx::query("SELECT COALESCE(MAX(version), 0) AS version FROM cited_schema")
+            .fetch_one(&mut *connection)
+            .await?
+            .try_get("version")?;
+        for (index, (sqlite, postgres)) in MIGRATIONS.iter().enumerate() {
+            let number = i64::try_from(index).unwrap_or(i64::MAX) + 1;
+            if number <= version {
+                continue;
+            }
+            let statements = match backend {
+                Backend::Sqlite => sqlite,
+                Backend::Postgres => postgres,
+            };
+            for statement in statements.iter() {
+                sqlx::query(statement).execute(&mut *connection).await?;
+            }
+            sqlx::query("INSERT INTO cited_schema (version) VALUES ($1)")
+                .bind(number)
+                .execute(&mut *connection)
+                .await?;
+            tracing::info!(version = number, "database migrated");
+        }
+        Ok::<(), StoreError>(())
+    }
+    .await;
+    if backend == Backend::Postgres {
+        let _ = sqlx::query("SELECT pg_advisory_unlock($1)")
+            .bind(LOCK_KEY)
+            .execute(&mut *connection)
+            .await;
+    }
+    result
+}

@@ -1,0 +1,337 @@
+//! The conversation store on both backends: SQLite (a file of its own per test) and the
+//! PostgreSQL these machines run (`CITED_TEST_DATABASE_URL`, default
+//! `postgres://postgres@127.0.0.1:5432/test`; under `CI=true` an unreachable one fails).
+//! Then the whole app over it: a restart, a crash mid-answer, a flood of anonymous loads.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::citation::Registry;
+use crate::model::{Exchange, ExchangeState, Lang, Mode, Settings, Source};
+use crate::ssr::pipeline::TurnInput;
+use crate::ssr::session::{Session, SessionId};
+use crate::ssr::state::AppState;
+use crate::ssr::store::{Store, StoredBrowser};
+
+/// A fresh SQLite database file under the system's temp folder.
+pub fn sqlite_url() -> String {
+    let path = std::env::temp_dir()
+        .join("cited-tests")
+        .join(format!("{}.db", SessionId::random()));
+    format!("sqlite:{}", path.display())
+}
+
+/// The test PostgreSQL, or `None` (with a note) when it is not running outside CI.
+pub async fn postgres() -> Option<Store> {
+    let url = std::env::var("CITED_TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string());
+    let store = Store::open(&url).unwrap();
+    match store.ready().await {
+        Ok(()) => Some(store),
+        Err(error) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("PostgreSQL at {url} is required under CI: {error}")
+        }
+        Err(error) => {
+            eprintln!("PostgreSQL at {url} is not reachable, its half of the test is skipped: {error}");
+            None
+        }
+    }
+}
+
+/// Both backends, ready.
+async fn backends() -> Vec<Store> {
+    let sqlite = Store::open(&sqlite_url()).unwrap();
+    sqlite.ready().await.unwrap();
+    let mut stores = vec![sqlite];
+    stores.extend(postgres().await);
+    stores
+}
+
+fn owner() -> String {
+    SessionId::random().to_string()
+}
+
+fn exchange(question: &str, answer: &str, state: ExchangeState) -> Exchange {
+    Exchange {
+        question: question.into(),
+        answer: answer.into(),
+        mode: Mode::Agent,
+        state,
+        done: state != ExchangeState::Answering,
+        ..Exchange::default()
+    }
+}
+
+#[tokio::test]
+async fn conversations_round_trip_per_owner() {
+    for store in backends().await {
+        let backend = store.backend();
+        let (alice, bob) = (owner(), owner());
+        let first = owner();
+        let second = owner();
+        store
+            .create_conversation(&alice, &first, "量子计算入门", Mode::Chat)
+            .await
+            .unwrap();
+        store
+            .save_exchange(&first, 0, &exchange("量子计算是什么？", "", ExchangeState::Answering), None)
+            .await
+            .unwrap();
+        let mut registry = Registry::new();
+        registry.add_round(
+            "quantum",
+            &[Source {
+                url: "https://example.org/q".into(),
+                title: "Quantum".into(),
+                ..Source::default()
+            }],
+        );
+        let done = exchange("量子计算是什么？", "一种计算方式 [1]。", ExchangeState::Done);
+        store
+            .save_exchange(&first, 0, &done, Some(&registry))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        store
+            .create_conversation(&alice, &second, "Rust async", Mode::Agent)
+            .await
+            .unwrap();
+
+        let listed = store.list(&alice, 50).await.unwrap();
+        let ids: Vec<&str> = listed.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, vec![second.as_str(), first.as_str()], "{backend:?}: newest first");
+        assert!(store.list(&bob, 50).await.unwrap().is_empty(), "{backend:?}");
+        assert!(store.conversation(&bob, &first).await.unwrap().is_none(), "{backend:?}: not bob's");
+
+        let loaded = store.conversation(&alice, &first).await.unwrap().unwrap();
+        assert_eq!(loaded.exchanges, vec![done], "{backend:?}");
+        assert_eq!(loaded.registry, registry, "{backend:?}");
+        assert_eq!(loaded.summary.title, "量子计算入门");
+        assert_eq!(loaded.summary.mode, Mode::Agent, "{backend:?}: the mode of its last answer");
+    }
+}
+
+#[tokio::test]
+async fn search_finds_words_and_chinese_in_titles_and_answers() {
+    for store in backends().await {
+        let backend = store.backend();
+        let me = owner();
+        let (a, b) = (owner(), owner());
+        store.create_conversation(&me, &a, "Tokio runtime", Mode::Chat).await.unwrap();
+        store
+            .save_exchange(&a, 0, &exchange("what is tokio", "An async runtime for Rust [1].", ExchangeState::Done), None)
+            .await
+            .unwrap();
+        store.create_conversation(&me, &b, "配音演员", Mode::Research).await.unwrap();
+        store
+            .save_exchange(&b, 0, &exchange("猫眼三姐妹的配音", "结论：姚培华 [2]", ExchangeState::Done), None)
+            .await
+            .unwrap();
+        let found = |query: &'static str| {
+            let store = &store;
+            let me = me.clone();
+            async move {
+                store
+                    .search(&me, query, 20)
+                    .await
+                    .unwrap()
+                    .into_iter()
+                    .map(|c| c.id)
+                    .collect::<Vec<_>>()
+            }
+        };
+        assert_eq!(found("ASYNC rust").await, vec![a.clone()], "{backend:?}");
+        assert_eq!(found("姚培华").await, vec![b.clone()], "{backend:?}: in an answer");
+        assert_eq!(found("配音").await, vec![b.clone()], "{backend:?}: in a title");
+        assert!(found("python").await.is_empty(), "{backend:?}");
+        assert!(found("\" OR * NEAR(").await.is_empty(), "{backend:?}: no query syntax");
+        assert!(store.search(&owner(), "tokio", 20).await.unwrap().is_empty(), "{backend:?}: mine only");
+        // Renamed: found by the new title; deleted: gone until restored.
+        assert!(store.rename(&me, &a, "Async in Rust, 2026 notes").await.unwrap());
+        assert_eq!(found("2026").await, vec![a.clone()], "{backend:?}");
+        assert!(store.set_deleted(&me, &a, true).await.unwrap());
+        assert!(found("tokio").await.is_empty(), "{backend:?}");
+        assert!(store.list(&me, 50).await.unwrap().iter().all(|c| c.id != a));
+        assert!(store.set_deleted(&me, &a, false).await.unwrap());
+        assert_eq!(found("tokio").await, vec![a.clone()], "{backend:?}: undo");
+    }
+}
+
+#[tokio::test]
+async fn share_links_open_for_anyone_until_revoked() {
+    for store in backends().await {
+        let backend = store.backend();
+        let (me, id) = (owner(), owner());
+        store.create_conversation(&me, &id, "shared", Mode::Chat).await.unwrap();
+        let token = owner();
+        assert_eq!(
+            store.set_share(&owner(), &id, Some(&token)).await.unwrap(),
+            None,
+            "{backend:?}: only the owner shares"
+        );
+        assert_eq!(store.set_share(&me, &id, Some(&token)).await.unwrap(), Some(token.clone()));
+        let shared = store.shared(&token).await.unwrap().unwrap();
+        assert_eq!(shared.summary.id, id, "{backend:?}");
+        assert!(store.shared(&owner()).await.unwrap().is_none(), "{backend:?}");
+        store.set_share(&me, &id, None).await.unwrap();
+        assert!(store.shared(&token).await.unwrap().is_none(), "{backend:?}: revoked");
+    }
+}
+
+#[tokio::test]
+async fn unfinished_answers_become_interrupted_and_browsers_are_remembered() {
+    for store in backends().await {
+        let backend = store.backend();
+        let (me, id) = (owner(), owner());
+        store.create_conversation(&me, &id, "cut", Mode::Chat).await.unwrap();
+        store
+            .save_exchange(&id, 0, &exchange("kept?", "half an ans", ExchangeState::Answering), None)
+            .await
+            .unwrap();
+        let interrupted = store.interrupt_unfinished().await.unwrap();
+        assert!(interrupted >= 1, "{backend:?}");
+        let loaded = store.conversation(&me, &id).await.unwrap().unwrap();
+        assert_eq!(loaded.exchanges[0].state, ExchangeState::Interrupted, "{backend:?}");
+        assert_eq!(loaded.exchanges[0].question, "kept?");
+
+        let settings = Settings {
+            mode: Mode::Research,
+            search_enabled: false,
+            sources: None,
+            lang: Some(Lang::En),
+        };
+        let browser = StoredBrowser {
+            settings,
+            conversation: Some(id.clone()),
+        };
+        store.save_browser(&me, &browser).await.unwrap();
+        assert_eq!(store.browser(&me).await.unwrap(), Some(browser), "{backend:?}");
+        assert_eq!(store.browser(&owner()).await.unwrap(), None, "{backend:?}");
+    }
+}
+
+/// Runs one answer in `mode` on `session`, to the end.
+async fn answer(state: &AppState, session: &Arc<Session>, question: &str, mode: Mode) -> Exchange {
+    let (sender, mut receiver) = mpsc::channel(1024);
+    let drain = tokio::spawn(async move { while receiver.recv().await.is_some() {} });
+    let input = TurnInput {
+        id: 1,
+        question: question.into(),
+        search_enabled: true,
+        lang: Lang::ZhCn,
+        mode,
+    };
+    let exchange =
+        crate::ssr::answer::run(state.clone(), Arc::clone(session), input, CancellationToken::new(), sender)
+            .await;
+    drain.await.unwrap();
+    exchange
+}
+
+fn state_on(url: &str, model: Arc<dyn crate::ssr::llm::ChatModel>) -> AppState {
+    let config = super::pipeline_config(
+        &super::searxng::shared().url,
+        &[("CITED_DATABASE_URL", url)],
+    );
+    let mut state = AppState::new(config);
+    state.llm = model;
+    state
+}
+
+#[tokio::test]
+async fn a_restart_brings_back_the_conversation_and_its_numbering() {
+    for url in [Some(sqlite_url()), postgres().await.map(|_| {
+        std::env::var("CITED_TEST_DATABASE_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string())
+    })]
+    .into_iter()
+    .flatten()
+    {
+        let model = super::agent::script(&[&["five a"]], |_| "first [1]".into());
+        let before = state_on(&url, model);
+        let session = before.sessions.create(Instant::now());
+        let first = answer(&before, &session, "q1", Mode::Agent).await;
+        assert_eq!(first.cited, vec![1], "{url}");
+        let id = session.id.to_string();
+        drop(before);
+
+        // A new process: nothing in memory, the same database.
+        let model = super::agent::script(&[&["three b"]], |_| "second [6] and [1]".into());
+        let after = state_on(&url, model);
+        assert!(after.sessions.is_empty());
+        let restored = crate::ssr::request::find_session(&after, &id)
+            .await
+            .expect("the browser is remembered");
+        assert_eq!(restored.conversation(), vec![first.clone()], "{url}");
+        assert_eq!(restored.with_registry(|r| r.len()), 5, "{url}");
+        let second = answer(&after, &restored, "q2", Mode::Agent).await;
+        assert_eq!(second.cited, vec![1, 6], "{url}: numbering continues after [5]");
+        let stored = after
+            .store
+            .conversation(&id, &restored.conversation_id().unwrap())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(stored.exchanges.len(), 2, "{url}");
+        assert_eq!(stored.registry.len(), 8, "{url}");
+    }
+}
+
+#[test]
+fn a_crash_mid_answer_leaves_the_question_interrupted() {
+    let url = sqlite_url();
+    let owner_id = {
+        // The "process" that dies: its runtime is torn down while the answer streams, so
+        // nothing after the first tokens runs (no finish, no save), as with `kill -9`.
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let url = url.clone();
+        let id = runtime.block_on(async move {
+            let state = state_on(&url, Arc::new(super::chat::Scripted::endless()));
+            let session = state.sessions.create(Instant::now());
+            let (sender, mut receiver) = mpsc::channel(1024);
+            let input = TurnInput {
+                id: 1,
+                question: "a question that must not be lost".into(),
+                search_enabled: false,
+                lang: Lang::ZhCn,
+                mode: Mode::Chat,
+            };
+            tokio::spawn(crate::ssr::answer::run(
+                state,
+                Arc::clone(&session),
+                input,
+                CancellationToken::new(),
+                sender,
+            ));
+            while let Some(event) = receiver.recv().await {
+                match event {
+                    crate::model::AnswerEvent::Token { .. } => break,
+                    crate::model::AnswerEvent::Notice { notice } => {
+                        panic!("the question was not stored: {notice:?}")
+                    }
+                    _ => {}
+                }
+            }
+            session.id.to_string()
+        });
+        runtime.shutdown_background();
+        id
+    };
+    // Its worker threads may still be finishing a poll.
+    std::thread::sleep(Duration::from_millis(200));
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async move {
+        let state = state_on(&url, Arc::new(super::chat::Scripted::endless()));
+        assert_eq!(state.store.interrupt_unfinished().await.unwrap(), 1);
+        let session = crate::ssr::request::find_session(&state, &owner_id)
+            .await
+            .unwrap();
+        let exchanges = session.conversation();
+        assert_eq!(exchanges.len(), 1);
+        assert_eq!(exchanges[0].question, "a question that must not be lost");
+        assert_eq!(exchanges[0].state, ExchangeState::Interrupted);
+    });
+}
