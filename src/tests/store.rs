@@ -335,3 +335,55 @@ fn a_crash_mid_answer_leaves_the_question_interrupted() {
         assert_eq!(exchanges[0].state, ExchangeState::Interrupted);
     });
 }
+
+#[tokio::test]
+async fn a_flood_of_anonymous_page_loads_loses_no_one() {
+    use futures_util::StreamExt;
+
+    let server = super::TestServer::start(&[
+        ("CITED_SEARXNG_URL", "http://127.0.0.1:9"),
+        ("CITED_DATABASE_URL", &sqlite_url()),
+    ])
+    .await;
+    let alice = super::browser();
+    let asked = alice
+        .post(server.url("/api/ask"))
+        .form(&[("question", "How do I enable SearXNG's JSON output?")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(asked.status(), 200);
+    let _ = asked.bytes().await.unwrap();
+    let conversation = |client: reqwest::Client| {
+        let url = server.url("/api/conversation");
+        async move {
+            client
+                .post(url)
+                .send()
+                .await
+                .unwrap()
+                .json::<Vec<Exchange>>()
+                .await
+                .unwrap()
+        }
+    };
+    let before = conversation(alice.clone()).await;
+    assert_eq!(before.len(), 1);
+    // More cookie-less page loads than the session cache holds (10,000).
+    let anonymous = reqwest::Client::new();
+    let loads = futures_util::stream::iter(0..10_500)
+        .map(|_| {
+            let request = anonymous.get(server.url("/")).send();
+            async move {
+                let response = request.await.unwrap();
+                assert!(response.headers().get("set-cookie").is_none());
+                response.status()
+            }
+        })
+        .buffer_unordered(16)
+        .filter(|status| std::future::ready(!status.is_success()))
+        .count()
+        .await;
+    assert_eq!(loads, 0, "every page load succeeded");
+    assert_eq!(conversation(alice.clone()).await, before, "alice keeps her conversation");
+}
