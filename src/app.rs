@@ -3,9 +3,9 @@
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::components::{Route, Router, Routes};
-use leptos_router::{SsrMode, StaticSegment};
+use leptos_router::{ParamSegment, SsrMode, StaticSegment};
 
-use crate::components::workspace::HomePage;
+use crate::components::workspace::{ConversationPage, HomePage, SharedPage};
 use crate::model::Lang;
 
 /// The HTML document the server renders around the app.
@@ -59,6 +59,16 @@ pub fn App() -> impl IntoView {
                 // In order: the HTML arrives complete and in place, so the page reads the same
                 // with JavaScript disabled.
                 <Route path=StaticSegment("") view=HomePage ssr=SsrMode::InOrder/>
+                <Route
+                    path=(StaticSegment("c"), ParamSegment("id"))
+                    view=ConversationPage
+                    ssr=SsrMode::InOrder
+                />
+                <Route
+                    path=(StaticSegment("s"), ParamSegment("token"))
+                    view=SharedPage
+                    ssr=SsrMode::InOrder
+                />
             </Routes>
         </Router>
     }

@@ -306,6 +306,50 @@ pub enum ExchangeState {
     Interrupted,
 }
 
+/// The history list as the page shows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct History {
+    /// The server's clock (ms since the Unix epoch), so the server and the browser group
+    /// the list into today / yesterday / earlier alike.
+    pub now: i64,
+    /// The search the list answers, if any.
+    #[serde(default)]
+    pub query: Option<String>,
+    /// The conversation the browser is in.
+    #[serde(default)]
+    pub current: Option<String>,
+    pub conversations: Vec<ConversationSummary>,
+}
+
+/// Which day a conversation belongs to in the history list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Day {
+    Today,
+    Yesterday,
+    Earlier,
+}
+
+impl History {
+    /// The day group of a time (UTC days), relative to `now`.
+    pub fn day_of(&self, at: i64) -> Day {
+        const DAY: i64 = 24 * 3600 * 1000;
+        match self.now.div_euclid(DAY) - at.div_euclid(DAY) {
+            i64::MIN..=0 => Day::Today,
+            1 => Day::Yesterday,
+            _ => Day::Earlier,
+        }
+    }
+}
+
+/// A conversation to read: its summary (none for the browser's unsaved current one) and
+/// its exchanges.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConversationView {
+    #[serde(default)]
+    pub summary: Option<ConversationSummary>,
+    pub exchanges: Vec<Exchange>,
+}
+
 /// One conversation in the history list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConversationSummary {

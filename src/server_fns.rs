@@ -5,6 +5,7 @@ mod ask;
 mod get_conversation;
 mod get_search_status;
 mod get_settings;
+mod history;
 mod stop_answer;
 mod update_settings;
 
@@ -12,5 +13,10 @@ pub use ask::{ask, Ask};
 pub use get_conversation::{get_conversation, GetConversation};
 pub use get_search_status::{get_search_status, GetSearchStatus};
 pub use get_settings::{get_settings, GetSettings};
+pub use history::{
+    delete_conversation, get_history, get_shared, open_conversation, rename_conversation,
+    share_conversation, DeleteConversation, GetHistory, GetShared, OpenConversation,
+    RenameConversation, ShareConversation, HISTORY_LIMIT,
+};
 pub use stop_answer::{stop_answer, StopAnswer};
 pub use update_settings::{update_settings, UpdateSettings};

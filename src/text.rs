@@ -47,7 +47,9 @@ mod tests {
     fn search_terms_cover_words_and_han_pairs() {
         assert_eq!(
             search_terms("Rust 的 async-runtime 量子计算"),
-            vec!["rust", "的", "async", "runtime", "量", "量子", "子", "子计", "计", "计算", "算"]
+            vec![
+                "rust", "的", "async", "runtime", "量", "量子", "子", "子计", "计", "计算", "算"
+            ]
         );
         assert!(search_terms(" ,.;\"*").is_empty());
     }

@@ -1,34 +1,141 @@
-//! The page: settings panel, conversation and composer around the session's state.
+//! The pages: the workspace (history, settings, conversation and composer around the
+//! session's state) at `/` and `/c/<id>`, and a shared conversation, read-only, at
+//! `/s/<token>`.
 
 use leptos::prelude::*;
+use leptos_router::hooks::{use_params_map, use_query_map};
 
 use crate::components::citation_link::provide_open_citation;
 use crate::components::composer::Composer;
 use crate::components::conversation::{Chat, Conversation};
+use crate::components::history::{ConversationActions, HistoryPanel};
 use crate::components::settings::SettingsPanel;
 use crate::components::use_texts;
-use crate::model::{Exchange, Settings};
-use crate::server_fns::{get_conversation, get_settings};
+use crate::model::{ConversationSummary, Exchange, History, Settings};
+use crate::server_fns::{
+    get_conversation, get_history, get_settings, get_shared, open_conversation,
+};
 
+/// `/` (the conversation in progress) and `/?q=…` (history search).
 #[component]
 pub fn HomePage() -> impl IntoView {
     // Blocking, so the first HTML already shows the session's mode, switch and conversation
     // (also with JavaScript disabled) and hydration starts from the same values.
+    let query = use_query_map();
     let saved = Resource::new_blocking(|| (), |()| get_settings());
-    let conversation = Resource::new_blocking(|| (), |()| get_conversation());
+    let loaded = Resource::new_blocking(
+        move || query.with(|q| q.get("q")),
+        |q| async move {
+            let conversation = get_conversation().await.unwrap_or_default();
+            let history = get_history(q).await.unwrap_or_default();
+            (conversation, history)
+        },
+    );
     view! {
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
                 let settings = saved.await.unwrap_or_default();
-                let conversation = conversation.await.unwrap_or_default();
-                view! { <Workspace settings conversation/> }
+                let (conversation, history) = loaded.await;
+                let summary = history
+                    .current
+                    .as_ref()
+                    .and_then(|id| history.conversations.iter().find(|c| &c.id == id).cloned());
+                view! { <Workspace settings conversation history summary/> }
+            })}
+        </Suspense>
+    }
+}
+
+/// `/c/<id>`: one of the browser's conversations, opened to read and continue.
+#[component]
+pub fn ConversationPage() -> impl IntoView {
+    let t = use_texts();
+    let params = use_params_map();
+    let saved = Resource::new_blocking(|| (), |()| get_settings());
+    let loaded = Resource::new_blocking(
+        move || params.with(|p| p.get("id").unwrap_or_default()),
+        |id| async move {
+            // Opened first, so the history marks it as the current one.
+            let view = open_conversation(id).await.ok().flatten();
+            let history = get_history(None).await.unwrap_or_default();
+            (view, history)
+        },
+    );
+    view! {
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                let settings = saved.await.unwrap_or_default();
+                let (view, history) = loaded.await;
+                match view {
+                    Some(view) => {
+                        let conversation = view.exchanges;
+                        let summary = view.summary;
+                        view! { <Workspace settings conversation history summary/> }.into_any()
+                    }
+                    None => view! {
+                        <div class="app">
+                            <p class="not-found">{t.not_found}</p>
+                            <HistoryPanel history/>
+                        </div>
+                    }
+                    .into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+/// `/s/<token>`: a shared conversation for anyone with the link, read-only, with its
+/// citations, cards and reference lists.
+#[component]
+pub fn SharedPage() -> impl IntoView {
+    let t = use_texts();
+    let params = use_params_map();
+    let loaded = Resource::new_blocking(
+        move || params.with(|p| p.get("token").unwrap_or_default()),
+        |token| async move { get_shared(token).await.ok().flatten() },
+    );
+    view! {
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                match loaded.await {
+                    Some(view) => {
+                        provide_open_citation();
+                        let chat = Chat::new(view.exchanges);
+                        let title = view.summary.map(|s| s.title).unwrap_or_default();
+                        view! {
+                            <div class="app shared">
+                                <header class="topbar">
+                                    <h1 class="brand">
+                                        <a href="/" rel="external" class="brand-link">
+                                            <span class="brand-mark" aria-hidden="true">"["<b>"1"</b>"]"</span>
+                                            {t.app_title}
+                                        </a>
+                                    </h1>
+                                    <p class="tagline">{t.shared_label}</p>
+                                </header>
+                                <main class="main">
+                                    <h2 class="conversation-title">{title}</h2>
+                                    <Conversation chat/>
+                                </main>
+                            </div>
+                        }
+                        .into_any()
+                    }
+                    None => view! { <p class="not-found">{t.not_found}</p> }.into_any(),
+                }
             })}
         </Suspense>
     }
 }
 
 #[component]
-fn Workspace(settings: Settings, conversation: Vec<Exchange>) -> impl IntoView {
+fn Workspace(
+    settings: Settings,
+    conversation: Vec<Exchange>,
+    history: History,
+    summary: Option<ConversationSummary>,
+) -> impl IntoView {
     let t = use_texts();
     let settings = RwSignal::new(settings);
     let chat = Chat::new(conversation);
@@ -46,11 +153,16 @@ fn Workspace(settings: Settings, conversation: Vec<Exchange>) -> impl IntoView {
                 </h1>
                 <p class="tagline">{t.tagline}</p>
             </header>
-            <SettingsPanel settings/>
+            <div class="side">
+                <HistoryPanel history/>
+                <SettingsPanel settings/>
+            </div>
             <main class="main">
+                {summary.map(|summary| view! { <ConversationActions summary/> })}
                 <Conversation chat/>
                 <Composer chat settings/>
             </main>
         </div>
     }
+    .into_any()
 }

@@ -178,7 +178,10 @@ pub async fn serve(config: Config) -> ExitCode {
     match state.store.interrupt_unfinished().await {
         Ok(0) => tracing::info!("database ready"),
         Ok(interrupted) => {
-            tracing::warn!(interrupted, "database ready; answers cut off by the last stop are marked interrupted")
+            tracing::warn!(
+                interrupted,
+                "database ready; answers cut off by the last stop are marked interrupted"
+            )
         }
         Err(error) => {
             tracing::error!(%error, "the database is not usable: fix CITED_DATABASE_URL");

@@ -457,7 +457,11 @@ impl fmt::Display for Config {
             "CITED_SESSION_IDLE_MINS={}",
             self.session_idle.as_secs() / 60
         )?;
-        writeln!(f, "CITED_DATABASE_URL={}", shown_database_url(&self.database_url))?;
+        writeln!(
+            f,
+            "CITED_DATABASE_URL={}",
+            shown_database_url(&self.database_url)
+        )?;
         write!(f, "CITED_SITE_ROOT={}", self.site_root.display())
     }
 }

@@ -19,16 +19,16 @@ use tokio_util::sync::CancellationToken;
 
 use crate::citation::{render, used_numbers, Allocation, Registry, SourceMap};
 use crate::model::{
-    AnswerEvent, CitationEntry, Exchange, ExchangeState, Lang, Level, Mode, Notice, Source,
-    Status, Step,
+    AnswerEvent, CitationEntry, Exchange, ExchangeState, Lang, Level, Mode, Notice, Source, Status,
+    Step,
 };
 use crate::ssr::llm::{ChatEvent, ChatModel, ChatRequest, LlmError, ModelKind, ToolCall};
 use crate::ssr::messages;
 use crate::ssr::search::cache::CacheKey;
 use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
 use crate::ssr::session::{Session, SessionId};
-use crate::ssr::store::StoredBrowser;
 use crate::ssr::state::AppState;
+use crate::ssr::store::StoredBrowser;
 
 /// The answer stopped early: the stop button, the browser went away, or a `/reset` began
 /// a new conversation. Not a failure; what was written so far is kept.

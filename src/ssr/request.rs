@@ -14,8 +14,8 @@ use axum::response::Response;
 use crate::error::AppError;
 use crate::model::Lang;
 use crate::ssr::session::{Session, SessionId};
-use crate::ssr::store::StoredBrowser;
 use crate::ssr::state::AppState;
+use crate::ssr::store::StoredBrowser;
 
 pub const COOKIE_NAME: &str = "cited_session";
 
@@ -54,7 +54,11 @@ pub async fn find_session(state: &AppState, raw_id: &str) -> Option<Arc<Session>
     let session = Session::new(id, now);
     session.update_settings(|settings| *settings = browser.settings);
     if let Some(conversation) = browser.conversation {
-        match state.store.conversation(&id.to_string(), &conversation).await {
+        match state
+            .store
+            .conversation(&id.to_string(), &conversation)
+            .await
+        {
             Ok(Some(stored)) => {
                 session.open_conversation(conversation, stored.exchanges, stored.registry)
             }
@@ -168,7 +172,11 @@ pub async fn remember(state: &AppState, session: &Session) {
         settings: session.settings(),
         conversation: session.conversation_id(),
     };
-    if let Err(error) = state.store.save_browser(&session.id.to_string(), &browser).await {
+    if let Err(error) = state
+        .store
+        .save_browser(&session.id.to_string(), &browser)
+        .await
+    {
         tracing::warn!(%error, "cannot save the browser's state");
     }
 }

@@ -190,9 +190,11 @@ impl Store {
     /// it); returns how many. Run once at start, before serving.
     pub async fn interrupt_unfinished(&self) -> Result<u64, StoreError> {
         self.ready().await?;
-        let rows = sqlx::query("SELECT conversation_id, seq, data FROM exchanges WHERE state = 'answering'")
-            .fetch_all(&self.pool)
-            .await?;
+        let rows = sqlx::query(
+            "SELECT conversation_id, seq, data FROM exchanges WHERE state = 'answering'",
+        )
+        .fetch_all(&self.pool)
+        .await?;
         for row in &rows {
             let conversation: String = row.try_get("conversation_id")?;
             let seq: i64 = row.try_get("seq")?;
@@ -324,10 +326,12 @@ impl Store {
             .map(|row| row.try_get("title"))
             .transpose()?;
         let Some(title) = title else { return Ok(()) };
-        let rows = sqlx::query("SELECT question, answer FROM exchanges WHERE conversation_id = $1 ORDER BY seq")
-            .bind(conversation)
-            .fetch_all(&self.pool)
-            .await?;
+        let rows = sqlx::query(
+            "SELECT question, answer FROM exchanges WHERE conversation_id = $1 ORDER BY seq",
+        )
+        .bind(conversation)
+        .fetch_all(&self.pool)
+        .await?;
         let mut text = title;
         for row in &rows {
             let question: String = row.try_get("question")?;
@@ -351,18 +355,24 @@ impl Store {
                     .bind(conversation)
                     .execute(&self.pool)
                     .await?;
-                sqlx::query("INSERT INTO conversation_search (body, conversation_id) VALUES ($1, $2)")
-                    .bind(body)
-                    .bind(conversation)
-                    .execute(&self.pool)
-                    .await?;
+                sqlx::query(
+                    "INSERT INTO conversation_search (body, conversation_id) VALUES ($1, $2)",
+                )
+                .bind(body)
+                .bind(conversation)
+                .execute(&self.pool)
+                .await?;
             }
         }
         Ok(())
     }
 
     /// The `limit` most recently updated conversations of `owner`, newest first.
-    pub async fn list(&self, owner: &str, limit: u32) -> Result<Vec<ConversationSummary>, StoreError> {
+    pub async fn list(
+        &self,
+        owner: &str,
+        limit: u32,
+    ) -> Result<Vec<ConversationSummary>, StoreError> {
         self.ready().await?;
         let sql = format!(
             "SELECT {SUMMARY_COLUMNS} FROM conversations WHERE owner = $1 AND deleted_at IS NULL \
@@ -468,10 +478,12 @@ impl Store {
     async fn load(&self, row: &AnyRow) -> Result<StoredConversation, StoreError> {
         let summary = summary(row)?;
         let registry: String = row.try_get("registry")?;
-        let rows = sqlx::query("SELECT data, state FROM exchanges WHERE conversation_id = $1 ORDER BY seq")
-            .bind(summary.id.as_str())
-            .fetch_all(&self.pool)
-            .await?;
+        let rows = sqlx::query(
+            "SELECT data, state FROM exchanges WHERE conversation_id = $1 ORDER BY seq",
+        )
+        .bind(summary.id.as_str())
+        .fetch_all(&self.pool)
+        .await?;
         let mut exchanges = Vec::with_capacity(rows.len());
         for row in &rows {
             let data: String = row.try_get("data")?;
@@ -506,17 +518,24 @@ impl Store {
 
     /// Deletes (`deleted = true`) or restores one of `owner`'s conversations. A deleted
     /// conversation is hidden everywhere, its share link included, until restored.
-    pub async fn set_deleted(&self, owner: &str, id: &str, deleted: bool) -> Result<bool, StoreError> {
+    pub async fn set_deleted(
+        &self,
+        owner: &str,
+        id: &str,
+        deleted: bool,
+    ) -> Result<bool, StoreError> {
         self.ready().await?;
         let at = deleted.then(now_millis);
-        Ok(sqlx::query("UPDATE conversations SET deleted_at = $1 WHERE id = $2 AND owner = $3")
-            .bind(at)
-            .bind(id)
-            .bind(owner)
-            .execute(&self.pool)
-            .await?
-            .rows_affected()
-            > 0)
+        Ok(
+            sqlx::query("UPDATE conversations SET deleted_at = $1 WHERE id = $2 AND owner = $3")
+                .bind(at)
+                .bind(id)
+                .bind(owner)
+                .execute(&self.pool)
+                .await?
+                .rows_affected()
+                > 0,
+        )
     }
 
     /// Sets (a new unguessable token) or clears the share link of one of `owner`'s

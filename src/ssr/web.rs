@@ -18,6 +18,7 @@ use tower_http::trace::TraceLayer;
 use crate::app::{shell, App};
 use crate::ssr::state::AppState;
 
+pub mod history_routes;
 pub mod knowledge_page;
 
 /// How long a handler may take to produce response headers. Streamed bodies (answers) are
@@ -32,6 +33,8 @@ pub fn router(state: AppState) -> Router {
     let options = state.leptos_options.clone();
     Router::new()
         .route("/healthz", get(healthz))
+        .route("/new", axum::routing::post(history_routes::new_chat))
+        .route("/c/{id}/export.md", get(history_routes::export))
         .route(
             "/knowledge/{*path}",
             get(crate::ssr::web::knowledge_page::show),

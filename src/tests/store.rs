@@ -35,7 +35,9 @@ pub async fn postgres() -> Option<Store> {
             panic!("PostgreSQL at {url} is required under CI: {error}")
         }
         Err(error) => {
-            eprintln!("PostgreSQL at {url} is not reachable, its half of the test is skipped: {error}");
+            eprintln!(
+                "PostgreSQL at {url} is not reachable, its half of the test is skipped: {error}"
+            );
             None
         }
     }
@@ -77,7 +79,12 @@ async fn conversations_round_trip_per_owner() {
             .await
             .unwrap();
         store
-            .save_exchange(&first, 0, &exchange("量子计算是什么？", "", ExchangeState::Answering), None)
+            .save_exchange(
+                &first,
+                0,
+                &exchange("量子计算是什么？", "", ExchangeState::Answering),
+                None,
+            )
             .await
             .unwrap();
         let mut registry = Registry::new();
@@ -89,7 +96,11 @@ async fn conversations_round_trip_per_owner() {
                 ..Source::default()
             }],
         );
-        let done = exchange("量子计算是什么？", "一种计算方式 [1]。", ExchangeState::Done);
+        let done = exchange(
+            "量子计算是什么？",
+            "一种计算方式 [1]。",
+            ExchangeState::Done,
+        );
         store
             .save_exchange(&first, 0, &done, Some(&registry))
             .await
@@ -102,15 +113,29 @@ async fn conversations_round_trip_per_owner() {
 
         let listed = store.list(&alice, 50).await.unwrap();
         let ids: Vec<&str> = listed.iter().map(|c| c.id.as_str()).collect();
-        assert_eq!(ids, vec![second.as_str(), first.as_str()], "{backend:?}: newest first");
-        assert!(store.list(&bob, 50).await.unwrap().is_empty(), "{backend:?}");
-        assert!(store.conversation(&bob, &first).await.unwrap().is_none(), "{backend:?}: not bob's");
+        assert_eq!(
+            ids,
+            vec![second.as_str(), first.as_str()],
+            "{backend:?}: newest first"
+        );
+        assert!(
+            store.list(&bob, 50).await.unwrap().is_empty(),
+            "{backend:?}"
+        );
+        assert!(
+            store.conversation(&bob, &first).await.unwrap().is_none(),
+            "{backend:?}: not bob's"
+        );
 
         let loaded = store.conversation(&alice, &first).await.unwrap().unwrap();
         assert_eq!(loaded.exchanges, vec![done], "{backend:?}");
         assert_eq!(loaded.registry, registry, "{backend:?}");
         assert_eq!(loaded.summary.title, "量子计算入门");
-        assert_eq!(loaded.summary.mode, Mode::Agent, "{backend:?}: the mode of its last answer");
+        assert_eq!(
+            loaded.summary.mode,
+            Mode::Agent,
+            "{backend:?}: the mode of its last answer"
+        );
     }
 }
 
@@ -120,14 +145,34 @@ async fn search_finds_words_and_chinese_in_titles_and_answers() {
         let backend = store.backend();
         let me = owner();
         let (a, b) = (owner(), owner());
-        store.create_conversation(&me, &a, "Tokio runtime", Mode::Chat).await.unwrap();
         store
-            .save_exchange(&a, 0, &exchange("what is tokio", "An async runtime for Rust [1].", ExchangeState::Done), None)
+            .create_conversation(&me, &a, "Tokio runtime", Mode::Chat)
             .await
             .unwrap();
-        store.create_conversation(&me, &b, "配音演员", Mode::Research).await.unwrap();
         store
-            .save_exchange(&b, 0, &exchange("猫眼三姐妹的配音", "结论：姚培华 [2]", ExchangeState::Done), None)
+            .save_exchange(
+                &a,
+                0,
+                &exchange(
+                    "what is tokio",
+                    "An async runtime for Rust [1].",
+                    ExchangeState::Done,
+                ),
+                None,
+            )
+            .await
+            .unwrap();
+        store
+            .create_conversation(&me, &b, "配音演员", Mode::Research)
+            .await
+            .unwrap();
+        store
+            .save_exchange(
+                &b,
+                0,
+                &exchange("猫眼三姐妹的配音", "结论：姚培华 [2]", ExchangeState::Done),
+                None,
+            )
             .await
             .unwrap();
         let found = |query: &'static str| {
@@ -144,13 +189,34 @@ async fn search_finds_words_and_chinese_in_titles_and_answers() {
             }
         };
         assert_eq!(found("ASYNC rust").await, vec![a.clone()], "{backend:?}");
-        assert_eq!(found("姚培华").await, vec![b.clone()], "{backend:?}: in an answer");
-        assert_eq!(found("配音").await, vec![b.clone()], "{backend:?}: in a title");
+        assert_eq!(
+            found("姚培华").await,
+            vec![b.clone()],
+            "{backend:?}: in an answer"
+        );
+        assert_eq!(
+            found("配音").await,
+            vec![b.clone()],
+            "{backend:?}: in a title"
+        );
         assert!(found("python").await.is_empty(), "{backend:?}");
-        assert!(found("\" OR * NEAR(").await.is_empty(), "{backend:?}: no query syntax");
-        assert!(store.search(&owner(), "tokio", 20).await.unwrap().is_empty(), "{backend:?}: mine only");
+        assert!(
+            found("\" OR * NEAR(").await.is_empty(),
+            "{backend:?}: no query syntax"
+        );
+        assert!(
+            store
+                .search(&owner(), "tokio", 20)
+                .await
+                .unwrap()
+                .is_empty(),
+            "{backend:?}: mine only"
+        );
         // Renamed: found by the new title; deleted: gone until restored.
-        assert!(store.rename(&me, &a, "Async in Rust, 2026 notes").await.unwrap());
+        assert!(store
+            .rename(&me, &a, "Async in Rust, 2026 notes")
+            .await
+            .unwrap());
         assert_eq!(found("2026").await, vec![a.clone()], "{backend:?}");
         assert!(store.set_deleted(&me, &a, true).await.unwrap());
         assert!(found("tokio").await.is_empty(), "{backend:?}");
@@ -165,19 +231,31 @@ async fn share_links_open_for_anyone_until_revoked() {
     for store in backends().await {
         let backend = store.backend();
         let (me, id) = (owner(), owner());
-        store.create_conversation(&me, &id, "shared", Mode::Chat).await.unwrap();
+        store
+            .create_conversation(&me, &id, "shared", Mode::Chat)
+            .await
+            .unwrap();
         let token = owner();
         assert_eq!(
             store.set_share(&owner(), &id, Some(&token)).await.unwrap(),
             None,
             "{backend:?}: only the owner shares"
         );
-        assert_eq!(store.set_share(&me, &id, Some(&token)).await.unwrap(), Some(token.clone()));
+        assert_eq!(
+            store.set_share(&me, &id, Some(&token)).await.unwrap(),
+            Some(token.clone())
+        );
         let shared = store.shared(&token).await.unwrap().unwrap();
         assert_eq!(shared.summary.id, id, "{backend:?}");
-        assert!(store.shared(&owner()).await.unwrap().is_none(), "{backend:?}");
+        assert!(
+            store.shared(&owner()).await.unwrap().is_none(),
+            "{backend:?}"
+        );
         store.set_share(&me, &id, None).await.unwrap();
-        assert!(store.shared(&token).await.unwrap().is_none(), "{backend:?}: revoked");
+        assert!(
+            store.shared(&token).await.unwrap().is_none(),
+            "{backend:?}: revoked"
+        );
     }
 }
 
@@ -186,15 +264,27 @@ async fn unfinished_answers_become_interrupted_and_browsers_are_remembered() {
     for store in backends().await {
         let backend = store.backend();
         let (me, id) = (owner(), owner());
-        store.create_conversation(&me, &id, "cut", Mode::Chat).await.unwrap();
         store
-            .save_exchange(&id, 0, &exchange("kept?", "half an ans", ExchangeState::Answering), None)
+            .create_conversation(&me, &id, "cut", Mode::Chat)
+            .await
+            .unwrap();
+        store
+            .save_exchange(
+                &id,
+                0,
+                &exchange("kept?", "half an ans", ExchangeState::Answering),
+                None,
+            )
             .await
             .unwrap();
         let interrupted = store.interrupt_unfinished().await.unwrap();
         assert!(interrupted >= 1, "{backend:?}");
         let loaded = store.conversation(&me, &id).await.unwrap().unwrap();
-        assert_eq!(loaded.exchanges[0].state, ExchangeState::Interrupted, "{backend:?}");
+        assert_eq!(
+            loaded.exchanges[0].state,
+            ExchangeState::Interrupted,
+            "{backend:?}"
+        );
         assert_eq!(loaded.exchanges[0].question, "kept?");
 
         let settings = Settings {
@@ -208,7 +298,11 @@ async fn unfinished_answers_become_interrupted_and_browsers_are_remembered() {
             conversation: Some(id.clone()),
         };
         store.save_browser(&me, &browser).await.unwrap();
-        assert_eq!(store.browser(&me).await.unwrap(), Some(browser), "{backend:?}");
+        assert_eq!(
+            store.browser(&me).await.unwrap(),
+            Some(browser),
+            "{backend:?}"
+        );
         assert_eq!(store.browser(&owner()).await.unwrap(), None, "{backend:?}");
     }
 }
@@ -224,9 +318,14 @@ async fn answer(state: &AppState, session: &Arc<Session>, question: &str, mode: 
         lang: Lang::ZhCn,
         mode,
     };
-    let exchange =
-        crate::ssr::answer::run(state.clone(), Arc::clone(session), input, CancellationToken::new(), sender)
-            .await;
+    let exchange = crate::ssr::answer::run(
+        state.clone(),
+        Arc::clone(session),
+        input,
+        CancellationToken::new(),
+        sender,
+    )
+    .await;
     drain.await.unwrap();
     exchange
 }
@@ -243,10 +342,13 @@ fn state_on(url: &str, model: Arc<dyn crate::ssr::llm::ChatModel>) -> AppState {
 
 #[tokio::test]
 async fn a_restart_brings_back_the_conversation_and_its_numbering() {
-    for url in [Some(sqlite_url()), postgres().await.map(|_| {
-        std::env::var("CITED_TEST_DATABASE_URL")
-            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string())
-    })]
+    for url in [
+        Some(sqlite_url()),
+        postgres().await.map(|_| {
+            std::env::var("CITED_TEST_DATABASE_URL")
+                .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string())
+        }),
+    ]
     .into_iter()
     .flatten()
     {
@@ -268,7 +370,11 @@ async fn a_restart_brings_back_the_conversation_and_its_numbering() {
         assert_eq!(restored.conversation(), vec![first.clone()], "{url}");
         assert_eq!(restored.with_registry(|r| r.len()), 5, "{url}");
         let second = answer(&after, &restored, "q2", Mode::Agent).await;
-        assert_eq!(second.cited, vec![1, 6], "{url}: numbering continues after [5]");
+        assert_eq!(
+            second.cited,
+            vec![1, 6],
+            "{url}: numbering continues after [5]"
+        );
         let stored = after
             .store
             .conversation(&id, &restored.conversation_id().unwrap())
@@ -385,5 +491,239 @@ async fn a_flood_of_anonymous_page_loads_loses_no_one() {
         .count()
         .await;
     assert_eq!(loads, 0, "every page load succeeded");
-    assert_eq!(conversation(alice.clone()).await, before, "alice keeps her conversation");
+    assert_eq!(
+        conversation(alice.clone()).await,
+        before,
+        "alice keeps her conversation"
+    );
+}
+
+/// Asks over HTTP and reads the whole answer.
+async fn ask_http(client: &reqwest::Client, server: &super::TestServer, question: &str) {
+    let response = client
+        .post(server.url("/api/ask"))
+        .form(&[("question", question)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let _ = response.bytes().await.unwrap();
+}
+
+async fn history(
+    client: &reqwest::Client,
+    server: &super::TestServer,
+    query: Option<&str>,
+) -> crate::model::History {
+    let mut form = Vec::new();
+    if let Some(query) = query {
+        form.push(("query", query));
+    }
+    client
+        .post(server.url("/api/history"))
+        .form(&form)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn history_pages_share_and_export_work_over_plain_http() {
+    let server = super::TestServer::start(&[
+        ("CITED_SEARXNG_URL", "http://127.0.0.1:9"),
+        ("CITED_DATABASE_URL", &sqlite_url()),
+    ])
+    .await;
+    let me = super::browser();
+    assert!(history(&me, &server, None).await.conversations.is_empty());
+    ask_http(&me, &server, "How do I enable SearXNG's JSON output?").await;
+    // "新对话" is a plain form post; the next question starts a second conversation.
+    let new = me.post(server.url("/new")).send().await.unwrap();
+    assert_eq!(new.status(), 303);
+    assert_eq!(new.headers()["location"], "/");
+    ask_http(&me, &server, "怎么运行测试？").await;
+    let listed = history(&me, &server, None).await;
+    let titles: Vec<&str> = listed
+        .conversations
+        .iter()
+        .map(|c| c.title.as_str())
+        .collect();
+    assert_eq!(
+        titles,
+        vec!["怎么运行测试？", "How do I enable SearXNG's JSON output?"]
+    );
+    let first = listed.conversations[1].id.clone();
+    assert_eq!(
+        listed.current.as_deref(),
+        Some(listed.conversations[0].id.as_str())
+    );
+
+    // Search over titles and answers, with its own page for browsers without JavaScript.
+    let found = history(&me, &server, Some("json")).await;
+    assert_eq!(found.conversations.len(), 1);
+    assert_eq!(found.conversations[0].id, first);
+    let page = me
+        .get(server.url("/?q=json"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("aria-label=\"历史对话\""),
+        "the history region"
+    );
+    assert!(page.contains(&format!("href=\"/c/{first}\"")));
+    let second = &listed.conversations[0].id;
+    assert!(
+        !page.contains(&format!("href=\"/c/{second}\"")),
+        "only the match is listed"
+    );
+
+    // Each conversation has its own server-rendered page, which also reopens it.
+    let page = me
+        .get(server.url(&format!("/c/{first}")))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("How do I enable SearXNG&#x27;s JSON output?")
+            || page.contains("How do I enable SearXNG's JSON output?")
+    );
+    assert!(page.contains("aria-current=\"page\""));
+    assert_eq!(
+        history(&me, &server, None).await.current.as_deref(),
+        Some(first.as_str())
+    );
+    let stranger = super::browser();
+    let page = stranger
+        .get(server.url(&format!("/c/{first}")))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        !page.contains("JSON output?"),
+        "another browser cannot open it"
+    );
+
+    // Export: Markdown with the question, the answer and its references.
+    let export = me
+        .get(server.url(&format!("/c/{first}/export.md")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(export.status(), 200);
+    assert!(export.headers()["content-disposition"]
+        .to_str()
+        .unwrap()
+        .starts_with("attachment"));
+    let markdown = export.text().await.unwrap();
+    assert!(
+        markdown.starts_with("# How do I enable SearXNG's JSON output?\n"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("参考文献") && markdown.contains("/knowledge/"),
+        "{markdown}"
+    );
+    assert_eq!(
+        stranger
+            .get(server.url(&format!("/c/{first}/export.md")))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
+
+    // Share: a read-only page for anyone with the link, until revoked.
+    let token: Option<String> = me
+        .post(server.url("/api/share_conversation"))
+        .form(&[("id", first.as_str()), ("on", "true")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let token = token.expect("a share token");
+    assert_eq!(token.len(), 32);
+    let shared = stranger
+        .get(server.url(&format!("/s/{token}")))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(shared.contains("JSON output?"), "{shared}");
+    assert!(
+        shared.contains("aria-label=\"引用 1"),
+        "citations render on the shared page"
+    );
+    assert!(
+        !shared.contains("aria-label=\"提问\""),
+        "read-only: no question box"
+    );
+    me.post(server.url("/api/share_conversation"))
+        .form(&[("id", first.as_str()), ("on", "false")])
+        .send()
+        .await
+        .unwrap();
+    let shared = stranger
+        .get(server.url(&format!("/s/{token}")))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(!shared.contains("JSON output?"), "revoked");
+
+    // Rename, delete and undo.
+    let renamed: bool = me
+        .post(server.url("/api/rename_conversation"))
+        .form(&[("id", first.as_str()), ("title", "JSON in SearXNG")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(renamed);
+    let empty = me
+        .post(server.url("/api/rename_conversation"))
+        .form(&[("id", first.as_str()), ("title", "  ")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(empty.status(), 400);
+    let delete = |deleted: &'static str| {
+        me.post(server.url("/api/delete_conversation"))
+            .form(&[("id", first.as_str()), ("deleted", deleted)])
+            .send()
+    };
+    delete("true").await.unwrap();
+    assert_eq!(history(&me, &server, None).await.conversations.len(), 1);
+    delete("false").await.unwrap();
+    let titles: Vec<String> = history(&me, &server, None)
+        .await
+        .conversations
+        .into_iter()
+        .map(|c| c.title)
+        .collect();
+    assert!(
+        titles.contains(&"JSON in SearXNG".to_string()),
+        "{titles:?}"
+    );
 }

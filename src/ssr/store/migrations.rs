@@ -50,10 +50,11 @@ pub async fn apply(pool: &AnyPool, backend: Backend) -> Result<(), StoreError> {
         sqlx::query("CREATE TABLE IF NOT EXISTS cited_schema (version BIGINT NOT NULL)")
             .execute(&mut *connection)
             .await?;
-        let version: i64 = sqlx::query("SELECT COALESCE(MAX(version), 0) AS version FROM cited_schema")
-            .fetch_one(&mut *connection)
-            .await?
-            .try_get("version")?;
+        let version: i64 =
+            sqlx::query("SELECT COALESCE(MAX(version), 0) AS version FROM cited_schema")
+                .fetch_one(&mut *connection)
+                .await?
+                .try_get("version")?;
         for (index, (sqlite, postgres)) in MIGRATIONS.iter().enumerate() {
             let number = i64::try_from(index).unwrap_or(i64::MAX) + 1;
             if number <= version {

@@ -1,0 +1,259 @@
+//! The history of conversations ("历史对话"): new chat, search, the list grouped by day,
+//! rename and delete (with undo); and the current conversation's share and export.
+//! Links, "new chat" and search are plain links and forms, so they work without
+//! JavaScript; renaming, deleting and sharing need it.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::components::use_texts;
+use crate::model::{ConversationSummary, Day, History};
+use crate::server_fns::{delete_conversation, rename_conversation, share_conversation};
+
+#[component]
+pub fn HistoryPanel(history: History) -> impl IntoView {
+    let t = use_texts();
+    let items = RwSignal::new(history.conversations.clone());
+    let deleted: RwSignal<Option<ConversationSummary>> = RwSignal::new(None);
+    let problem = RwSignal::new(String::new());
+    let query = history.query.clone().unwrap_or_default();
+    let searching = history.query.is_some();
+    let current = StoredValue::new(history.current.clone());
+    let history = StoredValue::new(history);
+    let group = move |day: Day| {
+        let label = match day {
+            Day::Today => t.today,
+            Day::Yesterday => t.yesterday,
+            Day::Earlier => t.earlier,
+        };
+        let in_day = move || {
+            items.with(|items| {
+                items
+                    .iter()
+                    .filter(|c| history.with_value(|h| h.day_of(c.updated_at)) == day)
+                    .cloned()
+                    .collect::<Vec<_>>()
+            })
+        };
+        let shown = move || !in_day().is_empty();
+        view! {
+            <Show when=shown>
+                <h2 class="history-day">{label}</h2>
+                <ul class="history-list">
+                    <For each=in_day key=|c| (c.id.clone(), c.title.clone()) let:conversation>
+                        <HistoryItem
+                            conversation=conversation.clone()
+                            current=current.with_value(|c| c.as_deref() == Some(conversation.id.as_str()))
+                            items
+                            deleted
+                            problem
+                        />
+                    </For>
+                </ul>
+            </Show>
+        }
+    };
+    let undo = move |_| {
+        let Some(conversation) = deleted.get_untracked() else {
+            return;
+        };
+        spawn_local(async move {
+            if let Ok(true) = delete_conversation(conversation.id.clone(), false).await {
+                items.update(|items| {
+                    items.push(conversation);
+                    items.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+                });
+                deleted.set(None);
+            }
+        });
+    };
+    let empty = if searching {
+        t.no_matches
+    } else {
+        t.no_conversations
+    };
+    view! {
+        <nav class="history" aria-label=t.history>
+            <form class="new-chat-form" method="post" action="/new">
+                <button class="new-chat" type="submit">{t.new_chat}</button>
+            </form>
+            <form class="history-search" method="get" action="/" role="search">
+                <input
+                    type="search"
+                    name="q"
+                    aria-label=t.search_history
+                    placeholder=t.search_history
+                    value=query
+                />
+            </form>
+            {group(Day::Today)}
+            {group(Day::Yesterday)}
+            {group(Day::Earlier)}
+            <Show when=move || items.with(Vec::is_empty)>
+                <p class="history-empty">{empty}</p>
+            </Show>
+            <p class="history-status" aria-live="polite">
+                {move || problem.get()}
+                {move || {
+                    deleted
+                        .get()
+                        .map(|c| {
+                            view! {
+                                <span>{t.deleted_conversation.replace("{title}", &c.title)}</span>
+                                " "
+                                <button type="button" class="undo" on:click=undo>{t.undo}</button>
+                            }
+                        })
+                }}
+            </p>
+        </nav>
+    }
+    .into_any()
+}
+
+#[component]
+fn HistoryItem(
+    conversation: ConversationSummary,
+    current: bool,
+    items: RwSignal<Vec<ConversationSummary>>,
+    deleted: RwSignal<Option<ConversationSummary>>,
+    problem: RwSignal<String>,
+) -> impl IntoView {
+    let t = use_texts();
+    let editing = RwSignal::new(false);
+    let draft = RwSignal::new(conversation.title.clone());
+    let id = StoredValue::new(conversation.id.clone());
+    let href = format!("/c/{}", conversation.id);
+    let title = conversation.title.clone();
+    let save = move || {
+        let title = draft.get_untracked();
+        let id = id.get_value();
+        spawn_local(async move {
+            match rename_conversation(id.clone(), title.clone()).await {
+                Ok(true) => {
+                    items.update(|items| {
+                        if let Some(item) = items.iter_mut().find(|c| c.id == id) {
+                            item.title = title;
+                        }
+                    });
+                    editing.set(false);
+                    problem.set(String::new());
+                }
+                Ok(false) => editing.set(false),
+                Err(error) => problem.set(error.to_string()),
+            }
+        });
+    };
+    let remove = {
+        let conversation = conversation.clone();
+        move |_| {
+            let conversation = conversation.clone();
+            spawn_local(async move {
+                if let Ok(true) = delete_conversation(conversation.id.clone(), true).await {
+                    items.update(|items| items.retain(|c| c.id != conversation.id));
+                    if current {
+                        // The open conversation is gone: start afresh.
+                        let _ = window().location().set_href("/");
+                    }
+                    deleted.set(Some(conversation));
+                }
+            });
+        }
+    };
+    view! {
+        <li class="history-item" class:current=current>
+            <Show
+                when=move || editing.get()
+                fallback=move || {
+                    let title = title.clone();
+                    let href = href.clone();
+                    view! {
+                        <a
+                            href=href
+                            rel="external"
+                            aria-current=if current { Some("page") } else { None }
+                        >
+                            {title}
+                        </a>
+                        <button type="button" class="item-action" on:click=move |_| editing.set(true)>
+                            {t.rename}
+                        </button>
+                        <button type="button" class="item-action" on:click=remove.clone()>
+                            {t.delete}
+                        </button>
+                    }
+                }
+            >
+                <form
+                    class="rename"
+                    on:submit=move |event| {
+                        event.prevent_default();
+                        save();
+                    }
+                >
+                    <input
+                        type="text"
+                        aria-label=t.title_label
+                        prop:value=move || draft.get()
+                        on:input=move |event| draft.set(event_target_value(&event))
+                    />
+                    <button type="submit">{t.save}</button>
+                    <button type="button" on:click=move |_| editing.set(false)>{t.cancel}</button>
+                </form>
+            </Show>
+        </li>
+    }
+    .into_any()
+}
+
+/// The current conversation's share and export controls.
+#[component]
+pub fn ConversationActions(summary: ConversationSummary) -> impl IntoView {
+    let t = use_texts();
+    let token = RwSignal::new(summary.share_token.clone());
+    let id = StoredValue::new(summary.id.clone());
+    let problem = RwSignal::new(String::new());
+    let share = move |on: bool| {
+        spawn_local(async move {
+            match share_conversation(id.get_value(), on).await {
+                Ok(now) => {
+                    token.set(now);
+                    problem.set(String::new());
+                }
+                Err(error) => problem.set(error.to_string()),
+            }
+        });
+    };
+    let link = move || {
+        token.get().map(|token| {
+            let origin = if cfg!(target_arch = "wasm32") {
+                window().location().origin().unwrap_or_default()
+            } else {
+                String::new()
+            };
+            format!("{origin}/s/{token}")
+        })
+    };
+    let export = format!("/c/{}/export.md", summary.id);
+    view! {
+        <div class="conversation-actions">
+            <h2 class="conversation-title">{summary.title.clone()}</h2>
+            <a class="export" href=export download="" rel="external">{t.export}</a>
+            <Show
+                when=move || token.get().is_some()
+                fallback=move || {
+                    view! {
+                        <button type="button" class="share" on:click=move |_| share(true)>
+                            {t.share}
+                        </button>
+                    }
+                }
+            >
+                <input class="share-link" type="text" readonly aria-label=t.share_link prop:value=link/>
+                <button type="button" class="share" on:click=move |_| share(false)>{t.unshare}</button>
+            </Show>
+            <p class="actions-status" aria-live="polite">{move || problem.get()}</p>
+        </div>
+    }
+    .into_any()
+}

@@ -1,0 +1,78 @@
+//! The plain-HTTP parts of the history, so they work without JavaScript: `POST /new`
+//! (a new conversation, then back to `/`) and `GET /c/<id>/export.md` (a conversation as
+//! Markdown with its reference lists, as a download).
+
+use axum::extract::{Path, State};
+use axum::http::header::{CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_TYPE};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::Extension;
+
+use crate::components::conversation::answer_markdown;
+use crate::ssr::request::{remember, CurrentSession};
+use crate::ssr::state::AppState;
+use crate::ssr::store::StoredConversation;
+
+/// "新对话": the browser's next question starts a new conversation; the old one stays in
+/// the history.
+pub async fn new_chat(
+    State(state): State<AppState>,
+    session: Option<Extension<CurrentSession>>,
+) -> Redirect {
+    if let Some(Extension(CurrentSession(session))) = session {
+        session.stop_answer();
+        session.reset();
+        remember(&state, &session).await;
+        tracing::info!(session = ?session.id, "new conversation");
+    }
+    Redirect::to("/")
+}
+
+/// The conversation as one Markdown document: its title, then each question, answer and
+/// reference list.
+pub fn markdown(conversation: &StoredConversation) -> String {
+    let mut out = format!("# {}\n", conversation.summary.title);
+    for exchange in &conversation.exchanges {
+        out.push_str("\n## ");
+        out.push_str(exchange.question.trim());
+        out.push_str("\n\n");
+        out.push_str(answer_markdown(exchange).trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// "导出": one of the browser's conversations as a Markdown download.
+pub async fn export(
+    State(state): State<AppState>,
+    session: Option<Extension<CurrentSession>>,
+    Path(id): Path<String>,
+) -> Response {
+    let Some(Extension(CurrentSession(session))) = session else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let id = id.trim_end_matches(".md").to_string();
+    match state.store.conversation(&session.id.to_string(), &id).await {
+        Ok(Some(conversation)) => {
+            // The id is 32 hex digits, so the file name needs no escaping.
+            let disposition = format!(
+                "attachment; filename=\"cited-{}.md\"",
+                conversation.summary.id
+            );
+            (
+                [
+                    (CONTENT_TYPE, "text/markdown; charset=utf-8".to_string()),
+                    (CONTENT_DISPOSITION, disposition),
+                    (CACHE_CONTROL, "no-store".to_string()),
+                ],
+                markdown(&conversation),
+            )
+                .into_response()
+        }
+        Ok(None) => StatusCode::NOT_FOUND.into_response(),
+        Err(error) => {
+            tracing::error!(%error, "cannot export a conversation");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
+}
