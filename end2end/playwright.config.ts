@@ -1,3 +1,4 @@
+import * as os from 'node:os';
 import { defineConfig, devices } from '@playwright/test';
 
 // Debian's chromium: Playwright never downloads a browser here.
@@ -15,6 +16,9 @@ const launchOptions = {
 };
 
 const port = process.env.E2E_PORT ?? '3999';
+// A fresh SQLite database per server and run, never the user's own.
+const runId = `${process.pid}-${Date.now()}`;
+const database = (name: string) => `sqlite:${os.tmpdir()}/cited-e2e-${runId}-${name}.db`;
 export const offlinePort = process.env.E2E_OFFLINE_PORT ?? '3996';
 export const offlineURL = `http://127.0.0.1:${offlinePort}`;
 const baseURL = `http://127.0.0.1:${port}`;
@@ -59,6 +63,7 @@ export default defineConfig({
         CITED_SEARXNG_URL: 'http://127.0.0.1:3997',
         CITED_LLM_BASE_URL: 'http://127.0.0.1:3998/v1',
         CITED_LLM_MODEL: 'fake-model',
+        CITED_DATABASE_URL: database('main'),
         CITED_LOG: 'cited=info,tower_http=warn',
       },
     },
@@ -79,6 +84,7 @@ export default defineConfig({
         OPENAI_BASE_URL: '',
         OPENAI_API_KEY: '',
         CITED_KNOWLEDGE_DIR: '../README.md,../ARCHITECTURE.md,../searxng/README.md,../docs',
+        CITED_DATABASE_URL: database('offline'),
         CITED_LOG: 'cited=info,tower_http=warn',
       },
     },

@@ -34,3 +34,33 @@ test('a conversation renders without JavaScript', async ({ page }) => {
   await expect(answer.getByRole('link', { name: /^引用 1/ })).toHaveAttribute('href', 'https://docs.example.org/tokio/tutorial/');
   await expect(answer.getByRole('region', { name: '参考文献' })).toContainText('Tokio tutorial');
 });
+
+test('history, conversation pages and share links work without JavaScript', async ({ page, browser }) => {
+  const asked = await page.request.post('/api/ask', { form: { question: 'Tokio 是什么运行时？' } });
+  expect(await asked.text()).toContain('"type":"done"');
+  await page.goto('/');
+  const history = page.getByRole('navigation', { name: '历史对话' });
+  const link = history.getByRole('link', { name: 'Tokio 是什么运行时？' });
+  await expect(link).toBeVisible();
+  // Open it (a plain link), search (a plain form), start a new chat (a plain form post).
+  await link.click();
+  await expect(page).toHaveURL(/\/c\/[0-9a-f]{32}$/);
+  const id = page.url().split('/').pop() ?? '';
+  await expect(page.locator('.answer')).toContainText('Tokio 是 Rust 最常用的异步运行时');
+  const search = history.getByRole('searchbox', { name: '搜索对话' });
+  await search.fill('no such words anywhere');
+  await search.press('Enter');
+  await expect(history).toContainText('没有找到匹配的对话');
+  await page.goto('/');
+  await history.getByRole('button', { name: '新对话' }).click();
+  await expect(page.locator('.answer')).toHaveCount(0);
+  // A share link opens in another browser with its citations, no script needed.
+  const shared = await page.request.post('/api/share_conversation', { form: { id, on: 'true' } });
+  const token = await shared.json();
+  const stranger = await browser.newContext({ javaScriptEnabled: false });
+  const other = await stranger.newPage();
+  await other.goto(new URL(`/s/${token}`, page.url()).toString());
+  await expect(other.locator('.answer')).toContainText('Tokio 是 Rust 最常用的异步运行时');
+  await expect(other.getByRole('link', { name: /^引用 1/ })).toHaveAttribute('href', 'https://docs.example.org/tokio/tutorial/');
+  await stranger.close();
+});

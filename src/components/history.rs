@@ -61,7 +61,7 @@ pub fn HistoryPanel(history: History) -> impl IntoView {
             if let Ok(true) = delete_conversation(conversation.id.clone(), false).await {
                 items.update(|items| {
                     items.push(conversation);
-                    items.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+                    items.sort_by_key(|c| std::cmp::Reverse(c.updated_at));
                 });
                 deleted.set(None);
             }

@@ -25,6 +25,7 @@ pub fn sqlite_url() -> String {
 }
 
 /// The test PostgreSQL, or `None` (with a note) when it is not running outside CI.
+#[allow(clippy::print_stderr, reason = "a skipped half of a test says so")]
 pub async fn postgres() -> Option<Store> {
     let url = std::env::var("CITED_TEST_DATABASE_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string());

@@ -1,0 +1,105 @@
+import { test, expect, type Page } from '@playwright/test';
+import { openHydrated, askQuestion } from './helpers';
+
+// Conversations last: the history list, new chat, reopen, rename, delete with undo,
+// search, share links and export. Each test's browser context is a new browser, so its
+// history starts empty.
+
+async function askAndWait(page: Page, question: string) {
+  await askQuestion(page, question);
+  await expect(page.locator('.answer').last()).toContainText('另见 [9]。');
+  await expect(page.getByRole('button', { name: '发送' })).toBeVisible();
+}
+
+test('history lists conversations; new chat, reopen, rename, search, delete and undo', async ({ page }) => {
+  await openHydrated(page);
+  const history = page.getByRole('navigation', { name: '历史对话' });
+  await expect(history).toContainText('还没有对话');
+  await askAndWait(page, 'Tokio 是什么运行时？');
+  await page.reload();
+  await expect(history.getByRole('heading', { name: '今天' })).toBeVisible();
+  await expect(history.getByRole('link', { name: 'Tokio 是什么运行时？' })).toBeVisible();
+
+  // New chat: an empty conversation; the first one stays in the history.
+  await history.getByRole('button', { name: '新对话' }).click();
+  await expect(page).toHaveURL(/\/$/);
+  await expect(page.locator('.answer')).toHaveCount(0);
+  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+  await askAndWait(page, 'Rust 运行时 服务器');
+  await page.reload();
+  await expect(history.getByRole('link')).toHaveCount(2);
+
+  // Reopen the first one: its own URL, its answer, marked current.
+  await history.getByRole('link', { name: 'Tokio 是什么运行时？' }).click();
+  await expect(page).toHaveURL(/\/c\/[0-9a-f]{32}$/);
+  await expect(page.locator('.question').first()).toContainText('Tokio 是什么运行时？');
+  await expect(page.locator('.question')).toHaveCount(1);
+  await expect(history.locator('[aria-current="page"]')).toHaveText('Tokio 是什么运行时？');
+  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+
+  // Rename it.
+  const item = history.getByRole('listitem').filter({ hasText: 'Tokio 是什么运行时？' });
+  await item.getByRole('button', { name: '重命名' }).click();
+  await history.getByRole('textbox', { name: '标题' }).fill('关于 Tokio');
+  await history.getByRole('button', { name: '保存' }).click();
+  await expect(history.getByRole('link', { name: '关于 Tokio' })).toBeVisible();
+
+  // Search titles and answers.
+  const search = history.getByRole('searchbox', { name: '搜索对话' });
+  await search.fill('服务器');
+  await search.press('Enter');
+  await expect(page).toHaveURL(/\?q=/);
+  await expect(history.getByRole('link')).toHaveCount(1);
+  await expect(history.getByRole('link')).toHaveText('Rust 运行时 服务器');
+  await page.goto('/');
+
+  // Delete, then undo.
+  const other = history.getByRole('listitem').filter({ hasText: 'Rust 运行时 服务器' });
+  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+  await other.getByRole('button', { name: '删除' }).click();
+  await expect(history.getByRole('link', { name: 'Rust 运行时 服务器' })).toHaveCount(0);
+  await expect(history).toContainText('已删除对话：Rust 运行时 服务器');
+  await history.getByRole('button', { name: '撤销' }).click();
+  await expect(history.getByRole('link', { name: 'Rust 运行时 服务器' })).toBeVisible();
+});
+
+test('a share link opens read-only in a fresh browser, and export downloads Markdown', async ({ page, browser }) => {
+  await openHydrated(page);
+  await askAndWait(page, 'Tokio 是什么运行时？');
+  await page.reload();
+  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+  await page.getByRole('button', { name: '分享' }).click();
+  const link = page.getByRole('textbox', { name: '分享链接' });
+  await expect(link).toHaveValue(/\/s\/[0-9a-f]{32}$/);
+  const url = await link.inputValue();
+
+  const stranger = await browser.newContext();
+  const shared = await stranger.newPage();
+  await shared.goto(url);
+  await expect(shared.locator('.answer')).toContainText('Tokio 是 Rust 最常用的异步运行时');
+  await expect(shared.getByRole('link', { name: /^引用 1/ })).toHaveAttribute('href', 'https://docs.example.org/tokio/tutorial/');
+  await expect(shared.getByRole('region', { name: '参考文献' })).toBeVisible();
+  await expect(shared.getByRole('textbox', { name: '提问' })).toHaveCount(0);
+  await stranger.close();
+
+  const download = page.waitForEvent('download');
+  await page.getByRole('link', { name: '导出' }).click();
+  const file = await download;
+  expect(file.suggestedFilename()).toMatch(/^cited-[0-9a-f]{32}\.md$/);
+  const stream = await file.createReadStream();
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  const markdown = Buffer.concat(chunks).toString('utf8');
+  expect(markdown).toContain('# Tokio 是什么运行时？');
+  expect(markdown).toContain('参考文献');
+  expect(markdown).toContain('https://docs.example.org/tokio/tutorial/');
+
+  // Revoked: the link no longer opens.
+  await page.getByRole('button', { name: '停止分享' }).click();
+  await expect(page.getByRole('button', { name: '分享' })).toBeVisible();
+  const later = await browser.newContext();
+  const gone = await later.newPage();
+  await gone.goto(url);
+  await expect(gone.locator('.not-found')).toBeVisible();
+  await later.close();
+});
