@@ -43,6 +43,24 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The conversations kept in the database (CITED_DATABASE_URL).
+    History {
+        #[command(subcommand)]
+        command: HistoryCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum HistoryCommand {
+    /// The newest conversations of every browser: id, last change, mode, title.
+    List {
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+    },
+    /// One conversation: its questions, answers and their states.
+    Show { id: String },
+    /// One conversation as Markdown with its reference lists (as the web page exports it).
+    Export { id: String },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -92,5 +110,10 @@ fn main() -> ExitCode {
             };
             runtime.block_on(cli::ask(config, question, mode, search == Switch::On, json))
         }
+        Command::History { command } => runtime.block_on(match command {
+            HistoryCommand::List { limit } => cli::history(config, cli::History::List { limit }),
+            HistoryCommand::Show { id } => cli::history(config, cli::History::Show { id }),
+            HistoryCommand::Export { id } => cli::history(config, cli::History::Export { id }),
+        }),
     }
 }

@@ -216,3 +216,104 @@ pub async fn serve(config: Config) -> ExitCode {
         }
     }
 }
+
+/// `cited history …`.
+pub enum History {
+    List { limit: u32 },
+    Show { id: String },
+    Export { id: String },
+}
+
+/// A time (ms since the Unix epoch) as `YYYY-MM-DD HH:MM` UTC.
+pub fn utc(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's days-to-civil.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}",
+        rest / 3600,
+        rest % 3600 / 60
+    )
+}
+
+#[allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "the history is the command's output"
+)]
+pub async fn history(config: Config, command: History) -> ExitCode {
+    let state = AppState::new(config);
+    let store = &state.store;
+    let found = match &command {
+        History::List { limit } => match store.list_all(*limit).await {
+            Ok(conversations) => {
+                for (_, c) in conversations {
+                    println!(
+                        "{}  {}  {:<8}  {}",
+                        c.id,
+                        utc(c.updated_at),
+                        c.mode.as_str(),
+                        c.title
+                    );
+                }
+                return ExitCode::SUCCESS;
+            }
+            Err(error) => Err(error),
+        },
+        History::Show { id } | History::Export { id } => store.conversation_by_id(id).await,
+    };
+    let conversation = match found {
+        Ok(Some(conversation)) => conversation,
+        Ok(None) => {
+            eprintln!("no conversation with that id (`cited history list` shows them)");
+            return ExitCode::from(2);
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match command {
+        History::Export { .. } => print!("{}", web::history_routes::markdown(&conversation)),
+        _ => {
+            let s = &conversation.summary;
+            println!(
+                "{}\n{}  {}  created {}  updated {}",
+                s.title,
+                s.id,
+                s.mode.as_str(),
+                utc(s.created_at),
+                utc(s.updated_at)
+            );
+            if let Some(token) = &s.share_token {
+                println!("shared at /s/{token}");
+            }
+            for (n, exchange) in conversation.exchanges.iter().enumerate() {
+                println!("\n[{}] ({:?}) {}", n + 1, exchange.state, exchange.question);
+                println!("{}", exchange.answer.trim_end());
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00");
+        assert_eq!(utc(951_782_400_000), "2000-02-29 00:00");
+        assert_eq!(utc(1_795_435_200_000 + 90_000), "2026-11-23 12:01");
+    }
+}

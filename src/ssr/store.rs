@@ -460,6 +460,127 @@ impl Store {
         }
     }
 
+    /// Every browser's conversations, newest first (the command line's view, as the
+    /// instance's operator), with their owners.
+    pub async fn list_all(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<(String, ConversationSummary)>, StoreError> {
+        self.ready().await?;
+        let sql = format!(
+            "SELECT {SUMMARY_COLUMNS}, owner FROM conversations WHERE deleted_at IS NULL \
+             ORDER BY updated_at DESC, id DESC LIMIT $1"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|row| Ok((row.try_get("owner")?, summary(row)?)))
+            .collect()
+    }
+
+    /// Any conversation by its id (the command line's view).
+    pub async fn conversation_by_id(
+        &self,
+        id: &str,
+    ) -> Result<Option<StoredConversation>, StoreError> {
+        self.ready().await?;
+        let row = sqlx::query(&format!(
+            "SELECT {SUMMARY_COLUMNS}, registry FROM conversations WHERE id = $1 AND deleted_at IS NULL"
+        ))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        match row {
+            Some(row) => self.load(&row).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Writes whole conversations at once, in one transaction (imports and benchmarks).
+    pub async fn insert_conversations(
+        &self,
+        owner: &str,
+        conversations: &[StoredConversation],
+    ) -> Result<(), StoreError> {
+        self.ready().await?;
+        let mut tx = self.pool.begin().await?;
+        for conversation in conversations {
+            let summary = &conversation.summary;
+            let mut text = summary.title.clone();
+            sqlx::query(
+            "INSERT INTO conversations (id, owner, title, mode, registry, created_at, updated_at, search_body) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, '')",
+        )
+        .bind(summary.id.as_str())
+        .bind(owner)
+        .bind(summary.title.as_str())
+        .bind(summary.mode.as_str())
+        .bind(serde_json::to_string(&conversation.registry)?)
+        .bind(summary.created_at)
+        .bind(summary.updated_at)
+        .execute(&mut *tx)
+        .await?;
+            for (seq, exchange) in conversation.exchanges.iter().enumerate() {
+                sqlx::query(
+                "INSERT INTO exchanges (conversation_id, seq, question, answer, state, data, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            )
+            .bind(summary.id.as_str())
+            .bind(i64::try_from(seq).unwrap_or(i64::MAX))
+            .bind(exchange.question.as_str())
+            .bind(exchange.answer.as_str())
+            .bind(state_name(exchange.state))
+            .bind(serde_json::to_string(exchange)?)
+            .bind(summary.updated_at)
+            .bind(summary.updated_at)
+            .execute(&mut *tx)
+            .await?;
+                text.push('\n');
+                text.push_str(&exchange.question);
+                text.push('\n');
+                text.push_str(&exchange.answer);
+            }
+            let body = search_terms(&text).join(" ");
+            match self.backend {
+                Backend::Postgres => {
+                    sqlx::query("UPDATE conversations SET search_body = $1 WHERE id = $2")
+                        .bind(body)
+                        .bind(summary.id.as_str())
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                Backend::Sqlite => {
+                    sqlx::query(
+                        "INSERT INTO conversation_search (body, conversation_id) VALUES ($1, $2)",
+                    )
+                    .bind(body)
+                    .bind(summary.id.as_str())
+                    .execute(&mut *tx)
+                    .await?;
+                }
+            }
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Bytes the database takes on disk (SQLite: the file and its WAL; PostgreSQL: cited's
+    /// tables with their indexes).
+    pub async fn size_bytes(&self) -> Result<i64, StoreError> {
+        self.ready().await?;
+        let sql = match self.backend {
+            Backend::Sqlite => "SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()",
+            Backend::Postgres => "SELECT (pg_total_relation_size('conversations') + pg_total_relation_size('exchanges') \
+                                  + pg_total_relation_size('browsers'))::BIGINT AS bytes",
+        };
+        Ok(sqlx::query(sql)
+            .fetch_one(&self.pool)
+            .await?
+            .try_get("bytes")?)
+    }
+
     /// A shared conversation, for anyone with its token.
     pub async fn shared(&self, token: &str) -> Result<Option<StoredConversation>, StoreError> {
         self.ready().await?;

@@ -422,13 +422,16 @@ fn a_crash_mid_answer_leaves_the_question_interrupted() {
                     _ => {}
                 }
             }
-            session.id.to_string()
+            // The "browser" stays connected: a closed stream would end the answer cleanly
+            // (saved as stopped), which is not what a crash does.
+            (session.id.to_string(), receiver)
         });
         runtime.shutdown_background();
+        let (id, receiver) = id;
+        std::thread::sleep(Duration::from_millis(200));
+        drop(receiver);
         id
     };
-    // Its worker threads may still be finishing a poll.
-    std::thread::sleep(Duration::from_millis(200));
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async move {
         let state = state_on(&url, Arc::new(super::chat::Scripted::endless()));
@@ -487,11 +490,11 @@ async fn a_flood_of_anonymous_page_loads_loses_no_one() {
                 response.status()
             }
         })
-        .buffer_unordered(16)
+        .buffer_unordered(8)
         .filter(|status| std::future::ready(!status.is_success()))
-        .count()
+        .collect::<Vec<_>>()
         .await;
-    assert_eq!(loads, 0, "every page load succeeded");
+    assert!(loads.is_empty(), "every page load succeeded: {loads:?}");
     assert_eq!(
         conversation(alice.clone()).await,
         before,
