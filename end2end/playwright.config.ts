@@ -64,6 +64,8 @@ export default defineConfig({
         CITED_LLM_BASE_URL: 'http://127.0.0.1:3998/v1',
         CITED_LLM_MODEL: 'fake-model',
         CITED_DATABASE_URL: database('main'),
+        // The scripted model answers every request alike: titles stay the questions.
+        CITED_TITLES: 'question',
         CITED_LOG: 'cited=info,tower_http=warn',
       },
     },

@@ -5,7 +5,7 @@
 //! by both builds (`app`, `components`, `model`, `error`, `i18n`) contain no
 //! `cfg(feature)`; everything server-only lives under `ssr`. See ARCHITECTURE.md.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
-#![recursion_limit = "256"]
+#![recursion_limit = "512"]
 
 pub mod app;
 pub mod citation;

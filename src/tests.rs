@@ -34,6 +34,8 @@ pub fn pipeline_config(searxng_url: &str, extra: &[(&str, &str)]) -> Config {
             "CITED_SOURCES" => Some("web".to_string()),
             // Each test's state gets its own database, gone with it.
             "CITED_DATABASE_URL" => Some("sqlite::memory:".to_string()),
+            // Scripted models answer only what a test asks; titles are tested on their own.
+            "CITED_TITLES" => Some("question".to_string()),
             _ => None,
         }
     });
@@ -54,7 +56,11 @@ impl TestServer {
             vars.iter()
                 .find(|(key, _)| *key == name)
                 .map(|(_, value)| value.to_string())
-                .or_else(|| (name == "CITED_DATABASE_URL").then(|| "sqlite::memory:".into()))
+                .or_else(|| match name {
+                    "CITED_DATABASE_URL" => Some("sqlite::memory:".into()),
+                    "CITED_TITLES" => Some("question".into()),
+                    _ => None,
+                })
         });
         assert!(warnings.is_empty(), "{warnings:?}");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

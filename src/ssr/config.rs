@@ -94,8 +94,19 @@ pub struct Config {
     /// Where conversations are kept: `sqlite:PATH` (default: `cited.db` under the platform
     /// data folder) or `postgres://…` (`CITED_DATABASE_URL`).
     pub database_url: String,
+    /// Where conversation titles come from (`CITED_TITLES`).
+    pub titles: Titles,
     /// The folder holding `pkg/cited.js`, `pkg/cited.wasm`, `pkg/cited.css` and `public/`'s files.
     pub site_root: PathBuf,
+}
+
+/// Where a conversation's title comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Titles {
+    /// The first question, then a short title the model writes (when one is configured).
+    Model,
+    /// The first question only.
+    Question,
 }
 
 /// Research mode's limits and search profiles.
@@ -278,6 +289,16 @@ impl Config {
             &default_database,
             parse_database_url,
         );
+        let titles = reader.parse(
+            "CITED_TITLES",
+            "model or question",
+            "model",
+            |raw| match raw.trim() {
+                "model" => Some(Titles::Model),
+                "question" => Some(Titles::Question),
+                _ => None,
+            },
+        );
         let site_root = reader.parse("CITED_SITE_ROOT", "a folder path", "target/site", |raw| {
             Some(PathBuf::from(raw.trim()))
         });
@@ -375,6 +396,7 @@ impl Config {
             max_question_chars,
             session_idle,
             database_url,
+            titles,
             site_root,
         };
         (config, reader.warnings)
@@ -462,6 +484,11 @@ impl fmt::Display for Config {
             "CITED_DATABASE_URL={}",
             shown_database_url(&self.database_url)
         )?;
+        let titles = match self.titles {
+            Titles::Model => "model",
+            Titles::Question => "question",
+        };
+        writeln!(f, "CITED_TITLES={titles}")?;
         write!(f, "CITED_SITE_ROOT={}", self.site_root.display())
     }
 }

@@ -22,8 +22,10 @@ use crate::model::{
     AnswerEvent, CitationEntry, Exchange, ExchangeState, Lang, Level, Mode, Notice, Source, Status,
     Step,
 };
+use crate::ssr::config::Titles;
 use crate::ssr::llm::{ChatEvent, ChatModel, ChatRequest, LlmError, ModelKind, ToolCall};
 use crate::ssr::messages;
+use crate::ssr::prompts;
 use crate::ssr::search::cache::CacheKey;
 use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
 use crate::ssr::session::{Session, SessionId};
@@ -535,10 +537,82 @@ impl Turn {
                 tracing::error!(%error, "cannot save the answer");
             }
         }
+        if let Some((conversation, 0)) = &self.stored {
+            if exchange.state == ExchangeState::Done {
+                self.name_conversation(conversation.clone(), &exchange);
+            }
+        }
         self.session
             .push_exchange(self.generation, exchange.clone());
         exchange
     }
+}
+
+impl Turn {
+    /// After a conversation's first answer, a short title written by the model replaces
+    /// the question as its title, in the background (`CITED_TITLES=model`, a model
+    /// configured). Any failure keeps the question.
+    fn name_conversation(&self, conversation: String, exchange: &Exchange) {
+        if self.state.config.titles != Titles::Model
+            || self.state.llm.kind() != ModelKind::Remote
+            || exchange.answer.trim().is_empty()
+        {
+            return;
+        }
+        let llm = Arc::clone(&self.state.llm);
+        let store = Arc::clone(&self.state.store);
+        let owner = self.session.id.to_string();
+        let request = ChatRequest {
+            messages: prompts::title_messages(&exchange.question, &exchange.answer),
+            ..ChatRequest::default()
+        };
+        tokio::spawn(async move {
+            let written = tokio::time::timeout(
+                TITLE_DEADLINE,
+                stream_reply(llm.as_ref(), request, &mut Collect),
+            )
+            .await;
+            let Ok(Ok(Reply {
+                text, error: None, ..
+            })) = written
+            else {
+                tracing::info!("no title from the model; the question stays the title");
+                return;
+            };
+            let title = clean_title(&text);
+            if title.is_empty() {
+                return;
+            }
+            if let Err(error) = store.rename(&owner, &conversation, &title).await {
+                tracing::warn!(%error, "cannot save the conversation's title");
+            }
+        });
+    }
+}
+
+/// How long a title may take.
+const TITLE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A model's title reply as a title: its first non-empty line, without citation markers,
+/// quotes, Markdown emphasis or a final full stop.
+pub fn clean_title(reply: &str) -> String {
+    let line = reply
+        .lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .unwrap_or("");
+    let line = crate::citation::markers::strip(line);
+    let trimmed = line
+        .trim_start_matches(['#', ' '])
+        .trim_matches(|c: char| {
+            matches!(
+                c,
+                '"' | '\'' | '“' | '”' | '「' | '」' | '《' | '》' | '*' | '_' | '`'
+            )
+        })
+        .trim_end_matches(['。', '.', '！', '!', ' '])
+        .trim();
+    crate::ssr::store::title_from(trimmed)
 }
 
 /// A reply's text streamed into the answer.
@@ -557,5 +631,21 @@ impl ReplySink for AnswerSink<'_> {
             self.turn.status(None).await?;
         }
         self.turn.token(piece.to_string()).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_are_cleaned() {
+        assert_eq!(clean_title("**“Tokio 入门” [1]。**\nmore"), "Tokio 入门");
+        assert_eq!(
+            clean_title("\n\n# Rust async runtimes.\n"),
+            "Rust async runtimes"
+        );
+        assert_eq!(clean_title("   "), "");
+        assert_eq!(clean_title(&"长".repeat(200)).chars().count(), 81);
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod research;
 
+use crate::ssr::llm::Message;
 use crate::text::has_han;
 
 /// What the Chat prompt says about search.
@@ -79,6 +80,20 @@ pub fn web_search_tool() -> crate::ssr::llm::ToolSpec {
 }
 
 /// The Agent system prompt: when and how to search, and how to cite the global numbers.
+/// Asks for a conversation's title, in the question's language.
+pub fn title_messages(question: &str, answer: &str) -> Vec<Message> {
+    let answer: String = answer.chars().take(1200).collect();
+    let system = if has_han(question) {
+        "为这段对话写一个标题：不超过 12 个字，与问题同一种语言，不加引号、标点结尾或编号。只输出标题。"
+    } else {
+        "Write a title for this conversation: at most 8 words, in the language of the question, without quotes, final punctuation or citation numbers. Reply with the title only."
+    };
+    vec![
+        Message::System(system.to_string()),
+        Message::User(format!("{question}\n\n{answer}")),
+    ]
+}
+
 pub fn agent_system(question: &str) -> String {
     if has_han(question) {
         "你是 cited，一个会使用工具的严谨助手。请使用与用户问题相同的语言回答。\n\

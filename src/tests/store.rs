@@ -731,3 +731,79 @@ async fn history_pages_share_and_export_work_over_plain_http() {
         "{titles:?}"
     );
 }
+
+/// Answers questions, and writes a decorated title when asked for one.
+struct Titler;
+
+#[async_trait::async_trait]
+impl crate::ssr::llm::ChatModel for Titler {
+    fn kind(&self) -> crate::ssr::llm::ModelKind {
+        crate::ssr::llm::ModelKind::Remote
+    }
+
+    async fn stream(
+        &self,
+        request: crate::ssr::llm::ChatRequest,
+    ) -> Result<crate::ssr::llm::ChatStream, crate::ssr::llm::LlmError> {
+        use crate::ssr::llm::{ChatEvent, Message};
+        let asks_title =
+            matches!(request.messages.first(), Some(Message::System(s)) if s.contains("标题"));
+        let text = if asks_title {
+            "**“Tokio 入门” [1]。**\nextra line"
+        } else {
+            "Tokio 是异步运行时。"
+        };
+        let events = vec![
+            Ok(ChatEvent::Text(text.to_string())),
+            Ok(ChatEvent::Done {
+                finish_reason: None,
+                usage: None,
+            }),
+        ];
+        Ok(Box::pin(futures_util::stream::iter(events)))
+    }
+}
+
+#[tokio::test]
+async fn the_model_names_a_new_conversation_and_the_question_stands_until_then() {
+    let config = super::pipeline_config(
+        "http://127.0.0.1:9",
+        &[
+            ("CITED_DATABASE_URL", &sqlite_url()),
+            ("CITED_TITLES", "model"),
+        ],
+    );
+    let mut state = AppState::new(config);
+    state.llm = Arc::new(Titler);
+    let session = state.sessions.create(Instant::now());
+    answer(&state, &session, "Tokio 是什么？", Mode::Chat).await;
+    let owner = session.id.to_string();
+    let mut titles = Vec::new();
+    for _ in 0..100 {
+        titles = state
+            .store
+            .list(&owner, 10)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|c| c.title)
+            .collect::<Vec<_>>();
+        if titles == ["Tokio 入门"] {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(titles, vec!["Tokio 入门"]);
+    // Only the first answer names the conversation.
+    answer(&state, &session, "第二个问题", Mode::Chat).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let titles: Vec<String> = state
+        .store
+        .list(&owner, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| c.title)
+        .collect();
+    assert_eq!(titles, vec!["Tokio 入门"]);
+}
