@@ -142,6 +142,9 @@ fn bench(c: &mut Criterion) {
             })
         });
         group.finish();
+        runtime
+            .block_on(store.forget_owner(&owner))
+            .expect("the bench's data removed");
     }
     let _ = std::fs::remove_file(&sqlite_path);
 }

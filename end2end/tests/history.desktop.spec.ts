@@ -94,6 +94,13 @@ test('a share link opens read-only in a fresh browser, and export downloads Mark
   expect(markdown).toContain('参考文献');
   expect(markdown).toContain('https://docs.example.org/tokio/tutorial/');
 
+  // Printing (to PDF) keeps the answer and its sources, not the controls around them.
+  await page.emulateMedia({ media: 'print' });
+  await expect(page.getByRole('textbox', { name: '提问' })).toBeHidden();
+  await expect(page.getByRole('navigation', { name: '历史对话' })).toBeHidden();
+  await expect(page.locator('.answer').first()).toBeVisible();
+  await page.emulateMedia({ media: 'screen' });
+
   // Revoked: the link no longer opens.
   await page.getByRole('button', { name: '停止分享' }).click();
   await expect(page.getByRole('button', { name: '分享' })).toBeVisible();

@@ -10,7 +10,7 @@ use crate::citation::{lists, CitationEntry, SourceMap};
 use crate::components::answer::AnswerBody;
 use crate::components::research::ResearchView;
 use crate::components::use_texts;
-use crate::model::{Exchange, Level, ResearchPlan, Step};
+use crate::model::{Exchange, ExchangeState, Level, ResearchPlan, Step};
 
 /// The conversation's live state, shared by the list, the composer and the status line.
 #[derive(Clone, Copy)]
@@ -122,6 +122,9 @@ fn ExchangeView(key: u64, exchange: RwSignal<Exchange>) -> impl IntoView {
             <div class="answer" aria-busy=move || (!exchange.with(|e| e.done)).to_string()>
                 <Show when=move || exchange.with(|e| e.offline)>
                     <p class="offline-label">{t.offline_label}</p>
+                </Show>
+                <Show when=move || exchange.with(|e| e.state == ExchangeState::Interrupted)>
+                    <p class="notice warning interrupted">{t.interrupted}</p>
                 </Show>
                 <For
                     each=move || exchange.with(|e| e.notices.clone().into_iter().enumerate().collect::<Vec<_>>())

@@ -10,7 +10,7 @@
 
 use crate::citation::prompt::tool_output;
 use crate::model::{AnswerEvent, Level, Source, Status, Step};
-use crate::ssr::chat::{self, history};
+use crate::ssr::chat;
 use crate::ssr::llm::{budget, AnswerContext, ChatRequest, LlmError, Message, ToolCall};
 use crate::ssr::pipeline::{CacheUse, Halted, Turn};
 use crate::ssr::prompts;
@@ -27,7 +27,7 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
     let fitted = budget::fit(
         &prompts::agent_system(&question),
         &[],
-        &history(&turn.session.conversation()),
+        &turn.history(),
         &question,
         turn.state.config.llm_context_chars,
     );

@@ -8,27 +8,12 @@ use std::sync::Arc;
 
 use crate::citation::prompt::{chat_block, PromptLang};
 use crate::citation::Registry;
-use crate::model::{CitationEntry, Exchange, Level, Status};
-use crate::ssr::llm::{budget, AnswerContext, ChatRequest, Message};
+use crate::model::{CitationEntry, Level, Status};
+use crate::ssr::llm::{budget, AnswerContext, ChatRequest};
 use crate::ssr::pipeline::{Halted, Numbering, Turn};
 use crate::ssr::prompts::{self, ChatSearch};
 use crate::ssr::search::SearchOptions;
 use crate::text::has_han;
-
-/// The conversation so far as model messages: each finished exchange is a user question
-/// and the assistant's answer.
-pub fn history(conversation: &[Exchange]) -> Vec<Message> {
-    conversation
-        .iter()
-        .filter(|exchange| !exchange.answer.trim().is_empty())
-        .flat_map(|exchange| {
-            [
-                Message::User(exchange.question.clone()),
-                Message::assistant(exchange.answer.clone()),
-            ]
-        })
-        .collect()
-}
 
 #[tracing::instrument(skip_all, fields(answer = turn.input.id, search = turn.input.search_enabled))]
 pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
@@ -97,7 +82,7 @@ async fn answer(
     let fitted = budget::fit(
         &system,
         &sources,
-        &history(&turn.session.conversation()),
+        &turn.history(),
         &question,
         turn.state.config.llm_context_chars,
     );

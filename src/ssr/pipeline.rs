@@ -23,7 +23,7 @@ use crate::model::{
     Step,
 };
 use crate::ssr::config::Titles;
-use crate::ssr::llm::{ChatEvent, ChatModel, ChatRequest, LlmError, ModelKind, ToolCall};
+use crate::ssr::llm::{ChatEvent, ChatModel, ChatRequest, LlmError, Message, ModelKind, ToolCall};
 use crate::ssr::messages;
 use crate::ssr::prompts;
 use crate::ssr::search::cache::CacheKey;
@@ -452,6 +452,22 @@ impl Turn {
         Ok(allocations)
     }
 
+    /// The conversation so far as model messages: each answered exchange is a user
+    /// question and the assistant's answer.
+    pub fn history(&self) -> Vec<Message> {
+        self.session
+            .conversation()
+            .iter()
+            .filter(|exchange| !exchange.answer.trim().is_empty())
+            .flat_map(|exchange| {
+                [
+                    Message::User(exchange.question.clone()),
+                    Message::assistant(exchange.answer.clone()),
+                ]
+            })
+            .collect()
+    }
+
     /// A copy of the session registry (never hold its lock across an `.await`).
     pub fn registry(&self) -> Registry {
         self.session.with_registry(|registry| registry.clone())
@@ -602,16 +618,35 @@ pub fn clean_title(reply: &str) -> String {
         .find(|line| !line.is_empty())
         .unwrap_or("");
     let line = crate::citation::markers::strip(line);
-    let trimmed = line
-        .trim_start_matches(['#', ' '])
-        .trim_matches(|c: char| {
-            matches!(
-                c,
-                '"' | '\'' | '“' | '”' | '「' | '」' | '《' | '》' | '*' | '_' | '`'
-            )
-        })
-        .trim_end_matches(['。', '.', '！', '!', ' '])
-        .trim();
+    let decoration = |c: char| {
+        matches!(
+            c,
+            '"' | '\''
+                | '“'
+                | '”'
+                | '「'
+                | '」'
+                | '《'
+                | '》'
+                | '*'
+                | '_'
+                | '`'
+                | '#'
+                | ' '
+                | '。'
+                | '.'
+                | '！'
+                | '!'
+        )
+    };
+    let mut trimmed = line.as_str();
+    loop {
+        let next = trimmed.trim().trim_matches(decoration);
+        if next == trimmed {
+            break;
+        }
+        trimmed = next;
+    }
     crate::ssr::store::title_from(trimmed)
 }
 

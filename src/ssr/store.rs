@@ -566,6 +566,33 @@ impl Store {
         Ok(())
     }
 
+    /// Deletes everything a browser kept: its conversations, their exchanges and search
+    /// terms, and its settings.
+    pub async fn forget_owner(&self, owner: &str) -> Result<(), StoreError> {
+        self.ready().await?;
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("DELETE FROM exchanges WHERE conversation_id IN (SELECT id FROM conversations WHERE owner = $1)")
+            .bind(owner)
+            .execute(&mut *tx)
+            .await?;
+        if self.backend == Backend::Sqlite {
+            sqlx::query("DELETE FROM conversation_search WHERE conversation_id IN (SELECT id FROM conversations WHERE owner = $1)")
+                .bind(owner)
+                .execute(&mut *tx)
+                .await?;
+        }
+        sqlx::query("DELETE FROM conversations WHERE owner = $1")
+            .bind(owner)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM browsers WHERE id = $1")
+            .bind(owner)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Bytes the database takes on disk (SQLite: the file and its WAL; PostgreSQL: cited's
     /// tables with their indexes).
     pub async fn size_bytes(&self) -> Result<i64, StoreError> {

@@ -127,6 +127,13 @@ async fn conversations_round_trip_per_owner() {
             store.conversation(&bob, &first).await.unwrap().is_none(),
             "{backend:?}: not bob's"
         );
+        // The command line sees every browser's conversations.
+        let all = store.list_all(100_000).await.unwrap();
+        assert!(
+            all.iter().any(|(who, c)| who == &alice && c.id == first),
+            "{backend:?}"
+        );
+        assert!(store.conversation_by_id(&first).await.unwrap().is_some());
 
         let loaded = store.conversation(&alice, &first).await.unwrap().unwrap();
         assert_eq!(loaded.exchanges, vec![done], "{backend:?}");
@@ -549,6 +556,14 @@ async fn history_pages_share_and_export_work_over_plain_http() {
     assert_eq!(new.status(), 303);
     assert_eq!(new.headers()["location"], "/");
     ask_http(&me, &server, "怎么运行测试？").await;
+    // `/reset` also starts a new conversation and keeps the old ones.
+    let reset = me
+        .post(server.url("/api/ask"))
+        .form(&[("question", "/reset")])
+        .send()
+        .await
+        .unwrap();
+    assert!(reset.text().await.unwrap().contains("\"reset\":true"));
     let listed = history(&me, &server, None).await;
     let titles: Vec<&str> = listed
         .conversations
@@ -561,8 +576,8 @@ async fn history_pages_share_and_export_work_over_plain_http() {
     );
     let first = listed.conversations[1].id.clone();
     assert_eq!(
-        listed.current.as_deref(),
-        Some(listed.conversations[0].id.as_str())
+        listed.current, None,
+        "after /reset the next question starts afresh"
     );
 
     // Search over titles and answers, with its own page for browsers without JavaScript.
