@@ -46,7 +46,7 @@ fn free_port() -> u16 {
 
 /// Starts the binary and waits until it answers `/healthz`.
 async fn start(port: u16, database: &str, model: &str) -> Child {
-    let child = Command::new(env!("CARGO_BIN_EXE_cited"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cited"))
         .arg("serve")
         .env("CITED_ADDR", format!("127.0.0.1:{port}"))
         .env("CITED_DATABASE_URL", database)
@@ -62,16 +62,21 @@ async fn start(port: u16, database: &str, model: &str) -> Child {
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     let health = format!("http://127.0.0.1:{port}/healthz");
-    while Instant::now() < deadline {
-        if reqwest::get(&health)
+    let mut up = false;
+    while !up && Instant::now() < deadline {
+        up = reqwest::get(&health)
             .await
-            .is_ok_and(|r| r.status().is_success())
-        {
-            return child;
+            .is_ok_and(|r| r.status().is_success());
+        if !up {
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("cited did not start on port {port}");
+    if !up {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("cited did not start on port {port}");
+    }
+    child
 }
 
 #[tokio::test]
