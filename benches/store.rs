@@ -76,6 +76,8 @@ fn conversation(n: usize, now: i64) -> StoredConversation {
 fn bench(c: &mut Criterion) {
     cited::ssr::net::install_crypto_provider();
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    // The pool's background tasks need the runtime even where nothing is awaited.
+    let _entered = runtime.enter();
     let sqlite_path = std::env::temp_dir().join(format!("cited-bench-{}.db", SessionId::random()));
     let postgres = std::env::var("CITED_TEST_DATABASE_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string());

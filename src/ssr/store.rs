@@ -129,7 +129,8 @@ const SUMMARY_COLUMNS: &str = "id, title, mode, created_at, updated_at, share_to
 
 impl Store {
     /// A store for `url` (`sqlite:PATH`, `sqlite::memory:` or `postgres://…`). Nothing is
-    /// connected yet: the first use connects and migrates (see [`Store::ready`]).
+    /// connected yet: the first use connects and migrates (see [`Store::ready`]). Call it
+    /// inside a Tokio runtime (the pool keeps its own background task).
     pub fn open(url: &str) -> Result<Store, StoreError> {
         sqlx::any::install_default_drivers();
         let (backend, url) = if let Some(rest) = url.strip_prefix("sqlite:") {

@@ -175,6 +175,7 @@ fn offline_state() -> AppState {
     let closed = format!("http://127.0.0.1:{}", free_port());
     let (config, warnings) = Config::from_vars(|name| match name {
         "CITED_SEARXNG_URL" => Some(closed.clone()),
+        "CITED_DATABASE_URL" => Some("sqlite::memory:".into()),
         _ => None,
     });
     assert!(warnings.is_empty());
@@ -255,6 +256,7 @@ async fn sources_auto_uses_a_healthy_searxng_and_both_merges() {
         let (config, warnings) = Config::from_vars(move |name| match name {
             "CITED_SEARXNG_URL" => Some(url.clone()),
             "CITED_SOURCES" => Some(sources.clone()),
+            "CITED_DATABASE_URL" => Some("sqlite::memory:".into()),
             _ => None,
         });
         assert!(warnings.is_empty());

@@ -68,6 +68,15 @@ fn exchange(question: &str, answer: &str, state: ExchangeState) -> Exchange {
     }
 }
 
+/// A conversation of `owner` with one exchange at position 0.
+async fn seed(store: &Store, owner: &str, id: &str, title: &str, exchange: &Exchange) {
+    store
+        .create_conversation(owner, id, title, exchange.mode)
+        .await
+        .unwrap();
+    store.save_exchange(id, 0, exchange, None).await.unwrap();
+}
+
 #[tokio::test]
 async fn conversations_round_trip_per_owner() {
     for store in backends().await {
@@ -75,19 +84,14 @@ async fn conversations_round_trip_per_owner() {
         let (alice, bob) = (owner(), owner());
         let first = owner();
         let second = owner();
-        store
-            .create_conversation(&alice, &first, "量子计算入门", Mode::Chat)
-            .await
-            .unwrap();
-        store
-            .save_exchange(
-                &first,
-                0,
-                &exchange("量子计算是什么？", "", ExchangeState::Answering),
-                None,
-            )
-            .await
-            .unwrap();
+        seed(
+            &store,
+            &alice,
+            &first,
+            "量子计算入门",
+            &exchange("量子计算是什么？", "", ExchangeState::Answering),
+        )
+        .await;
         let mut registry = Registry::new();
         registry.add_round(
             "quantum",
@@ -153,36 +157,26 @@ async fn search_finds_words_and_chinese_in_titles_and_answers() {
         let backend = store.backend();
         let me = owner();
         let (a, b) = (owner(), owner());
-        store
-            .create_conversation(&me, &a, "Tokio runtime", Mode::Chat)
-            .await
-            .unwrap();
-        store
-            .save_exchange(
-                &a,
-                0,
-                &exchange(
-                    "what is tokio",
-                    "An async runtime for Rust [1].",
-                    ExchangeState::Done,
-                ),
-                None,
-            )
-            .await
-            .unwrap();
-        store
-            .create_conversation(&me, &b, "配音演员", Mode::Research)
-            .await
-            .unwrap();
-        store
-            .save_exchange(
-                &b,
-                0,
-                &exchange("猫眼三姐妹的配音", "结论：姚培华 [2]", ExchangeState::Done),
-                None,
-            )
-            .await
-            .unwrap();
+        seed(
+            &store,
+            &me,
+            &a,
+            "Tokio runtime",
+            &exchange(
+                "what is tokio",
+                "An async runtime for Rust [1].",
+                ExchangeState::Done,
+            ),
+        )
+        .await;
+        seed(
+            &store,
+            &me,
+            &b,
+            "配音演员",
+            &exchange("猫眼三姐妹的配音", "结论：姚培华 [2]", ExchangeState::Done),
+        )
+        .await;
         let found = |query: &'static str| {
             let store = &store;
             let me = me.clone();
@@ -272,19 +266,14 @@ async fn unfinished_answers_become_interrupted_and_browsers_are_remembered() {
     for store in backends().await {
         let backend = store.backend();
         let (me, id) = (owner(), owner());
-        store
-            .create_conversation(&me, &id, "cut", Mode::Chat)
-            .await
-            .unwrap();
-        store
-            .save_exchange(
-                &id,
-                0,
-                &exchange("kept?", "half an ans", ExchangeState::Answering),
-                None,
-            )
-            .await
-            .unwrap();
+        seed(
+            &store,
+            &me,
+            &id,
+            "cut",
+            &exchange("kept?", "half an ans", ExchangeState::Answering),
+        )
+        .await;
         let interrupted = store.interrupt_unfinished().await.unwrap();
         assert!(interrupted >= 1, "{backend:?}");
         let loaded = store.conversation(&me, &id).await.unwrap().unwrap();
@@ -463,14 +452,7 @@ async fn a_flood_of_anonymous_page_loads_loses_no_one() {
     ])
     .await;
     let alice = super::browser();
-    let asked = alice
-        .post(server.url("/api/ask"))
-        .form(&[("question", "How do I enable SearXNG's JSON output?")])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(asked.status(), 200);
-    let _ = asked.bytes().await.unwrap();
+    ask_http(&alice, &server, "How do I enable SearXNG's JSON output?").await;
     let conversation = |client: reqwest::Client| {
         let url = server.url("/api/conversation");
         async move {
