@@ -141,6 +141,8 @@ async fn answer(state: &AppState) {
 fn branches(c: &mut Criterion) {
     cited::ssr::net::install_crypto_provider();
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    // The database pool's background tasks need the runtime.
+    let _entered = runtime.enter();
     let mut group = c.benchmark_group("research_loop");
     group.sample_size(10);
     for (name, branches, max_branches) in [

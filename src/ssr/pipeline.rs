@@ -30,7 +30,6 @@ use crate::ssr::search::cache::CacheKey;
 use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
 use crate::ssr::session::{Session, SessionId};
 use crate::ssr::state::AppState;
-use crate::ssr::store::StoredBrowser;
 
 /// The answer stopped early: the stop button, the browser went away, or a `/reset` began
 /// a new conversation. Not a failure; what was written so far is kept.
@@ -181,6 +180,10 @@ pub struct Turn {
     provider: Option<Arc<dyn SearchProvider>>,
     /// Where the exchange is stored: its conversation and position, when it could be.
     stored: Option<(String, u32)>,
+    /// The conversation's registry as this answer last saw it: what its sources and the
+    /// saved registry come from once a `/reset` or another conversation replaced the
+    /// session's.
+    snapshot: Registry,
 }
 
 impl Turn {
@@ -215,6 +218,7 @@ impl Turn {
             cancel,
             provider: None,
             stored: None,
+            snapshot: Registry::new(),
         };
         // Sent even when a stop already landed, so every answer the browser sees starts;
         // nobody listening is noticed by the first step that checks.
@@ -224,6 +228,7 @@ impl Turn {
         })
         .await;
         let mut turn = turn;
+        turn.snapshot = turn.registry();
         turn.store_question().await;
         turn
     }
@@ -239,36 +244,37 @@ impl Turn {
             None => {
                 let id = SessionId::random().to_string();
                 let title = crate::ssr::store::title_from(&self.input.question);
-                store
+                match store
                     .create_conversation(&owner, &id, &title, self.input.mode)
                     .await
-                    .map(|()| {
-                        self.session.start_conversation(self.generation, id.clone());
-                        id
-                    })
+                {
+                    Ok(()) => {
+                        // The browser is in it now, unless a `/reset` or another
+                        // conversation came meanwhile (this answer still goes into it).
+                        if self.session.start_conversation(self.generation, id.clone()) {
+                            if let Err(error) =
+                                store.set_browser_conversation(&owner, Some(&id)).await
+                            {
+                                tracing::warn!(%error, "cannot save the browser's conversation");
+                            }
+                        }
+                        Ok(id)
+                    }
+                    Err(error) => Err(error),
+                }
             }
         };
-        let seq = self.session.next_seq();
         let mut question = self.exchange.clone();
         question.state = ExchangeState::Answering;
         let saved = match conversation {
             Ok(id) => store
-                .save_exchange(&id, seq, &question, None)
+                .begin_exchange(&id, &question)
                 .await
-                .map(|()| id),
+                .map(|seq| (id, seq)),
             Err(error) => Err(error),
         };
         match saved {
-            Ok(id) => {
-                let browser = StoredBrowser {
-                    settings: self.session.settings(),
-                    conversation: Some(id.clone()),
-                };
-                if let Err(error) = store.save_browser(&owner, &browser).await {
-                    tracing::warn!(%error, "cannot save the browser's state");
-                }
-                self.stored = Some((id, seq));
-            }
+            Ok(stored) => self.stored = Some(stored),
             Err(error) => {
                 tracing::error!(%error, "cannot save the question; this answer will not be kept");
                 let text = self.texts().not_saved;
@@ -427,7 +433,7 @@ impl Turn {
         let allocations = self
             .session
             .with_registry_of(self.generation, |registry| {
-                rounds
+                let allocations = rounds
                     .iter()
                     .map(|(query, sources)| {
                         let allocation = registry.add_round(query, sources);
@@ -437,9 +443,12 @@ impl Turn {
                         }
                         allocation
                     })
-                    .collect::<Vec<_>>()
+                    .collect::<Vec<_>>();
+                (allocations, registry.clone())
             })
             .ok_or(Halted)?;
+        let (allocations, snapshot) = allocations;
+        self.snapshot = snapshot;
         for allocation in &allocations {
             self.retrieved.extend(allocation.numbers.iter().copied());
         }
@@ -473,9 +482,17 @@ impl Turn {
         self.session.with_registry(|registry| registry.clone())
     }
 
+    /// The conversation's registry: the session's while no `/reset` or switch replaced it,
+    /// else this answer's last view of it.
+    fn own_registry(&self) -> Registry {
+        self.session
+            .with_registry_of(self.generation, |registry| registry.clone())
+            .unwrap_or_else(|| self.snapshot.clone())
+    }
+
     /// The session-registry entries this answer retrieved, plus older ones its text cites.
     pub fn answer_sources(&self) -> Vec<Arc<CitationEntry>> {
-        let registry = self.registry();
+        let registry = self.own_registry();
         let mut numbers = self.retrieved.clone();
         numbers.extend(used_numbers(&self.exchange.answer, &registry));
         numbers.sort_unstable();
@@ -542,12 +559,11 @@ impl Turn {
             ExchangeState::Done
         };
         if let Some((conversation, seq)) = &self.stored {
-            // The registry goes with the exchange unless a `/reset` replaced it meanwhile.
-            let registry = (self.session.generation() == self.generation).then(|| self.registry());
+            let registry = self.own_registry();
             if let Err(error) = self
                 .state
                 .store
-                .save_exchange(conversation, *seq, &exchange, registry.as_ref())
+                .finish_exchange(conversation, *seq, &exchange, Some(&registry))
                 .await
             {
                 tracing::error!(%error, "cannot save the answer");
@@ -578,6 +594,7 @@ impl Turn {
         let llm = Arc::clone(&self.state.llm);
         let store = Arc::clone(&self.state.store);
         let owner = self.session.id.to_string();
+        let asked = crate::ssr::store::title_from(&exchange.question);
         let request = ChatRequest {
             messages: prompts::title_messages(&exchange.question, &exchange.answer),
             ..ChatRequest::default()
@@ -599,7 +616,7 @@ impl Turn {
             if title.is_empty() {
                 return;
             }
-            if let Err(error) = store.rename(&owner, &conversation, &title).await {
+            if let Err(error) = store.rename_if(&owner, &conversation, &asked, &title).await {
                 tracing::warn!(%error, "cannot save the conversation's title");
             }
         });

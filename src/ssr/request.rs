@@ -47,8 +47,10 @@ pub async fn find_session(state: &AppState, raw_id: &str) -> Option<Arc<Session>
     let browser = match state.store.browser(&id.to_string()).await {
         Ok(browser) => browser?,
         Err(error) => {
-            tracing::warn!(%error, "cannot read the browser's state");
-            return None;
+            // The database is down: keep the browser's own id (a new one would cut it off
+            // from everything it stored), with what memory has, which is nothing yet.
+            tracing::warn!(%error, "cannot read the browser's state; continuing without it");
+            return Some(state.sessions.insert(Session::new(id, now)));
         }
     };
     let session = Session::new(id, now);
@@ -157,7 +159,9 @@ pub async fn session_or_mint() -> Result<Arc<Session>, AppError> {
         tracing::warn!(%error, "cannot save the new browser");
     }
     if let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
-        let cookie = format!("{COOKIE_NAME}={id}; Path=/; HttpOnly; SameSite=Lax");
+        // A year: the history lives as long as the cookie does.
+        let cookie =
+            format!("{COOKIE_NAME}={id}; Path=/; Max-Age=31536000; HttpOnly; SameSite=Lax");
         if let Ok(value) = HeaderValue::from_str(&cookie) {
             response.append_header(SET_COOKIE, value);
         }

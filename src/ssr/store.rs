@@ -164,10 +164,18 @@ impl Store {
             (Backend::Sqlite, false) => 4,
             (Backend::Postgres, _) => 8,
         };
-        let pool = AnyPoolOptions::new()
+        let mut pool = AnyPoolOptions::new()
             .max_connections(max)
-            .acquire_timeout(std::time::Duration::from_secs(10))
-            .connect_lazy_with(options);
+            // A database that is down must not stall answers for long.
+            .acquire_timeout(std::time::Duration::from_secs(3));
+        if url.contains(":memory:") {
+            // The one connection is the database: never let the pool close it.
+            pool = pool
+                .min_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None);
+        }
+        let pool = pool.connect_lazy_with(options);
         Ok(Store {
             pool,
             backend,
@@ -266,12 +274,55 @@ impl Store {
         .bind(search_terms(title).join(" "))
         .execute(&self.pool)
         .await?;
-        self.index(id).await
+        self.index_logged(id).await;
+        Ok(())
     }
 
-    /// Writes an exchange (its question when the answer starts, the whole of it when it
-    /// ends) and, when given, the conversation's registry.
-    pub async fn save_exchange(
+    /// Writes a new exchange (its question, as the answer starts) at the end of the
+    /// conversation; returns its position, which the store assigns.
+    pub async fn begin_exchange(
+        &self,
+        conversation: &str,
+        exchange: &Exchange,
+    ) -> Result<u32, StoreError> {
+        self.ready().await?;
+        let now = now_millis();
+        let data = serde_json::to_string(exchange)?;
+        let mut tries = 0;
+        let seq: i64 = loop {
+            // The position and the row in one statement; two at once collide on the key and
+            // the loser tries again.
+            let inserted = sqlx::query(
+                "INSERT INTO exchanges (conversation_id, seq, question, answer, state, data, created_at, updated_at) \
+                 SELECT $1, COALESCE(MAX(seq) + 1, 0), $2, $3, $4, $5, $6, $7 FROM exchanges WHERE conversation_id = $8 \
+                 RETURNING seq",
+            )
+            .bind(conversation)
+            .bind(exchange.question.as_str())
+            .bind(exchange.answer.as_str())
+            .bind(state_name(exchange.state))
+            .bind(data.as_str())
+            .bind(now)
+            .bind(now)
+            .bind(conversation)
+            .fetch_one(&self.pool)
+            .await;
+            match inserted {
+                Ok(row) => break row.try_get("seq")?,
+                Err(error) if tries < 3 => {
+                    tracing::debug!(%error, "exchange position taken; trying again");
+                    tries += 1;
+                }
+                Err(error) => return Err(error.into()),
+            }
+        };
+        self.touch(conversation, exchange.mode, None).await?;
+        self.index_logged(conversation).await;
+        Ok(u32::try_from(seq).unwrap_or(u32::MAX))
+    }
+
+    /// Rewrites exchange `seq` as it ended and, when given, the conversation's registry.
+    pub async fn finish_exchange(
         &self,
         conversation: &str,
         seq: u32,
@@ -279,28 +330,37 @@ impl Store {
         registry: Option<&Registry>,
     ) -> Result<(), StoreError> {
         self.ready().await?;
-        let now = now_millis();
         sqlx::query(
-            "INSERT INTO exchanges (conversation_id, seq, question, answer, state, data, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
-             ON CONFLICT (conversation_id, seq) DO UPDATE SET answer = excluded.answer, state = excluded.state, \
-             data = excluded.data, updated_at = excluded.updated_at",
+            "UPDATE exchanges SET answer = $1, state = $2, data = $3, updated_at = $4 \
+             WHERE conversation_id = $5 AND seq = $6",
         )
-        .bind(conversation)
-        .bind(i64::from(seq))
-        .bind(exchange.question.as_str())
         .bind(exchange.answer.as_str())
         .bind(state_name(exchange.state))
         .bind(serde_json::to_string(exchange)?)
-        .bind(now)
-        .bind(now)
+        .bind(now_millis())
+        .bind(conversation)
+        .bind(i64::from(seq))
         .execute(&self.pool)
         .await?;
+        self.touch(conversation, exchange.mode, registry).await?;
+        self.index_logged(conversation).await;
+        Ok(())
+    }
+
+    /// Marks a conversation changed (its mode that of its last answer), with its registry
+    /// when given.
+    async fn touch(
+        &self,
+        conversation: &str,
+        mode: Mode,
+        registry: Option<&Registry>,
+    ) -> Result<(), StoreError> {
+        let now = now_millis();
         match registry {
             Some(registry) => {
                 sqlx::query("UPDATE conversations SET updated_at = $1, mode = $2, registry = $3 WHERE id = $4")
                     .bind(now)
-                    .bind(exchange.mode.as_str())
+                    .bind(mode.as_str())
                     .bind(serde_json::to_string(registry)?)
                     .bind(conversation)
                     .execute(&self.pool)
@@ -309,13 +369,20 @@ impl Store {
             None => {
                 sqlx::query("UPDATE conversations SET updated_at = $1, mode = $2 WHERE id = $3")
                     .bind(now)
-                    .bind(exchange.mode.as_str())
+                    .bind(mode.as_str())
                     .bind(conversation)
                     .execute(&self.pool)
                     .await?;
             }
         }
-        self.index(conversation).await
+        Ok(())
+    }
+
+    /// Re-indexes a conversation; a failure only makes it harder to find, so it is logged.
+    async fn index_logged(&self, conversation: &str) {
+        if let Err(error) = self.index(conversation).await {
+            tracing::warn!(%error, "cannot update a conversation's search terms");
+        }
     }
 
     /// Rebuilds a conversation's search terms from its title, questions and answers.
@@ -660,9 +727,57 @@ impl Store {
             .rows_affected()
             > 0;
         if done {
-            self.index(id).await?;
+            self.index_logged(id).await;
         }
         Ok(done)
+    }
+
+    /// Renames a conversation only while its title is still `from` (a model's title never
+    /// overwrites one the user chose meanwhile).
+    pub async fn rename_if(
+        &self,
+        owner: &str,
+        id: &str,
+        from: &str,
+        to: &str,
+    ) -> Result<bool, StoreError> {
+        self.ready().await?;
+        let done = sqlx::query(
+            "UPDATE conversations SET title = $1 WHERE id = $2 AND owner = $3 AND title = $4",
+        )
+        .bind(title_from(to))
+        .bind(id)
+        .bind(owner)
+        .bind(from)
+        .execute(&self.pool)
+        .await?
+        .rows_affected()
+            > 0;
+        if done {
+            self.index_logged(id).await;
+        }
+        Ok(done)
+    }
+
+    /// Sets which conversation a browser is in (its settings untouched; defaults for a
+    /// browser not stored yet).
+    pub async fn set_browser_conversation(
+        &self,
+        id: &str,
+        conversation: Option<&str>,
+    ) -> Result<(), StoreError> {
+        self.ready().await?;
+        sqlx::query(
+            "INSERT INTO browsers (id, settings, conversation_id, updated_at) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (id) DO UPDATE SET conversation_id = excluded.conversation_id, updated_at = excluded.updated_at",
+        )
+        .bind(id)
+        .bind(serde_json::to_string(&Settings::default())?)
+        .bind(conversation)
+        .bind(now_millis())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
     }
 
     /// Deletes (`deleted = true`) or restores one of `owner`'s conversations. A deleted

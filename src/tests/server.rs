@@ -39,7 +39,9 @@ async fn page_is_server_rendered_with_the_ui_contract() {
         .to_string();
     assert!(cookie.starts_with("cited_session="), "{cookie}");
     assert!(
-        cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"),
+        cookie.contains("HttpOnly")
+            && cookie.contains("SameSite=Lax")
+            && cookie.contains("Max-Age=31536000"),
         "{cookie}"
     );
     let id = cookie
