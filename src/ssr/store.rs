@@ -127,6 +127,10 @@ fn summary(row: &AnyRow) -> Result<ConversationSummary, StoreError> {
 
 const SUMMARY_COLUMNS: &str = "id, title, mode, created_at, updated_at, share_token";
 
+/// What [`Store::load_one`] reads, before its `WHERE`.
+const LOAD: &str =
+    "SELECT id, title, mode, created_at, updated_at, share_token, registry FROM conversations";
+
 impl Store {
     /// A store for `url` (`sqlite:PATH`, `sqlite::memory:` or `postgres://…`). Nothing is
     /// connected yet: the first use connects and migrates (see [`Store::ready`]). Call it
@@ -514,18 +518,8 @@ impl Store {
         owner: &str,
         id: &str,
     ) -> Result<Option<StoredConversation>, StoreError> {
-        self.ready().await?;
-        let row = sqlx::query(&format!(
-            "SELECT {SUMMARY_COLUMNS}, registry FROM conversations WHERE id = $1 AND owner = $2 AND deleted_at IS NULL"
-        ))
-        .bind(id)
-        .bind(owner)
-        .fetch_optional(&self.pool)
-        .await?;
-        match row {
-            Some(row) => self.load(&row).await.map(Some),
-            None => Ok(None),
-        }
+        let sql = format!("{LOAD} WHERE id = $1 AND owner = $2 AND deleted_at IS NULL");
+        self.load_one(sqlx::query(&sql).bind(id).bind(owner)).await
     }
 
     /// Every browser's conversations, newest first (the command line's view, as the
@@ -553,17 +547,8 @@ impl Store {
         &self,
         id: &str,
     ) -> Result<Option<StoredConversation>, StoreError> {
-        self.ready().await?;
-        let row = sqlx::query(&format!(
-            "SELECT {SUMMARY_COLUMNS}, registry FROM conversations WHERE id = $1 AND deleted_at IS NULL"
-        ))
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await?;
-        match row {
-            Some(row) => self.load(&row).await.map(Some),
-            None => Ok(None),
-        }
+        let sql = format!("{LOAD} WHERE id = $1 AND deleted_at IS NULL");
+        self.load_one(sqlx::query(&sql).bind(id)).await
     }
 
     /// Writes whole conversations at once, in one transaction (imports and benchmarks).
@@ -678,14 +663,17 @@ impl Store {
 
     /// A shared conversation, for anyone with its token.
     pub async fn shared(&self, token: &str) -> Result<Option<StoredConversation>, StoreError> {
+        let sql = format!("{LOAD} WHERE share_token = $1 AND deleted_at IS NULL");
+        self.load_one(sqlx::query(&sql).bind(token)).await
+    }
+
+    /// The conversation a query over [`LOAD`] selects, with its exchanges.
+    async fn load_one<'q>(
+        &self,
+        query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+    ) -> Result<Option<StoredConversation>, StoreError> {
         self.ready().await?;
-        let row = sqlx::query(&format!(
-            "SELECT {SUMMARY_COLUMNS}, registry FROM conversations WHERE share_token = $1 AND deleted_at IS NULL"
-        ))
-        .bind(token)
-        .fetch_optional(&self.pool)
-        .await?;
-        match row {
+        match query.fetch_optional(&self.pool).await? {
             Some(row) => self.load(&row).await.map(Some),
             None => Ok(None),
         }
