@@ -705,19 +705,7 @@ impl Store {
 
     /// Renames one of `owner`'s conversations; false when there is no such conversation.
     pub async fn rename(&self, owner: &str, id: &str, title: &str) -> Result<bool, StoreError> {
-        self.ready().await?;
-        let done = sqlx::query("UPDATE conversations SET title = $1 WHERE id = $2 AND owner = $3 AND deleted_at IS NULL")
-            .bind(title_from(title))
-            .bind(id)
-            .bind(owner)
-            .execute(&self.pool)
-            .await?
-            .rows_affected()
-            > 0;
-        if done {
-            self.index_logged(id).await;
-        }
-        Ok(done)
+        self.retitle(owner, id, title, None).await
     }
 
     /// Renames a conversation only while its title is still `from` (a model's title never
@@ -729,9 +717,20 @@ impl Store {
         from: &str,
         to: &str,
     ) -> Result<bool, StoreError> {
+        self.retitle(owner, id, to, Some(from)).await
+    }
+
+    async fn retitle(
+        &self,
+        owner: &str,
+        id: &str,
+        to: &str,
+        from: Option<&str>,
+    ) -> Result<bool, StoreError> {
         self.ready().await?;
         let done = sqlx::query(
-            "UPDATE conversations SET title = $1 WHERE id = $2 AND owner = $3 AND title = $4",
+            "UPDATE conversations SET title = $1 WHERE id = $2 AND owner = $3 AND deleted_at IS NULL \
+             AND title = COALESCE($4, title)",
         )
         .bind(title_from(to))
         .bind(id)

@@ -193,12 +193,19 @@ pub fn verify_system(zh: bool) -> String {
     }
 }
 
-pub fn verify_user(zh: bool, question: &str, evidence: &[String]) -> String {
+/// The question, the reasoning chain so far (for the summary) and the evidence lines:
+/// what the verify and summary steps read.
+pub fn chain_user(zh: bool, question: &str, chain: Option<&str>, evidence: &[String]) -> String {
     let lines = evidence.join("\n");
+    let chain = match (chain, zh) {
+        (None, _) => String::new(),
+        (Some(chain), true) => format!("推理链：{chain}\n\n"),
+        (Some(chain), false) => format!("Reasoning chain: {chain}\n\n"),
+    };
     if zh {
-        format!("原始问题：{question}\n\n证据（方括号内是来源编号）：\n{lines}")
+        format!("原始问题：{question}\n\n{chain}证据（方括号内是来源编号）：\n{lines}")
     } else {
-        format!("Original question: {question}\n\nEvidence (source numbers in brackets):\n{lines}")
+        format!("Original question: {question}\n\n{chain}Evidence (source numbers in brackets):\n{lines}")
     }
 }
 
@@ -215,15 +222,6 @@ pub fn summary_system(zh: bool) -> String {
          When the evidence is incomplete, give the best inference and lower the confidence.\n\
          Output one JSON object: {\"answer\": \"exact answer\", \"confidence\": \"medium\", \"reasoning\": \"derivation [3]\"}"
             .to_string()
-    }
-}
-
-pub fn summary_user(zh: bool, question: &str, chain: &str, evidence: &[String]) -> String {
-    let lines = evidence.join("\n");
-    if zh {
-        format!("原始问题：{question}\n\n推理链：{chain}\n\n证据：\n{lines}")
-    } else {
-        format!("Original question: {question}\n\nReasoning chain: {chain}\n\nEvidence:\n{lines}")
     }
 }
 

@@ -357,7 +357,7 @@ impl Thinker for ModelThinker {
             "verify",
             zh,
             prompts::verify_system(zh),
-            prompts::verify_user(zh, question, evidence),
+            prompts::chain_user(zh, question, None, evidence),
             read_judgement,
             // Unreadable twice: assume sufficient, so a confused verifier cannot loop.
             || Judgement {
@@ -381,7 +381,7 @@ impl Thinker for ModelThinker {
             "summary",
             zh,
             prompts::summary_system(zh),
-            prompts::summary_user(zh, question, chain, evidence),
+            prompts::chain_user(zh, question, Some(chain), evidence),
             read_summary,
             move || fallback,
         )

@@ -6,34 +6,32 @@ use sqlx::{AnyPool, Row};
 
 use super::{Backend, StoreError};
 
-/// Migration `n` is `MIGRATIONS[n - 1]`: (SQLite, PostgreSQL) statements.
-const MIGRATIONS: &[(&[&str], &[&str])] = &[(
-    &[
-        "PRAGMA journal_mode = WAL",
-        "CREATE TABLE browsers (id TEXT PRIMARY KEY, settings TEXT NOT NULL, conversation_id TEXT, updated_at INTEGER NOT NULL)",
+/// Migration `n` is `MIGRATIONS[n - 1]`: statements for both backends, with `{int}` the
+/// 64-bit integer type, then those only SQLite or only PostgreSQL runs.
+struct Migration {
+    common: &'static [&'static str],
+    sqlite: &'static [&'static str],
+    postgres: &'static [&'static str],
+}
+
+const MIGRATIONS: &[Migration] = &[Migration {
+    common: &[
+        "CREATE TABLE browsers (id TEXT PRIMARY KEY, settings TEXT NOT NULL, conversation_id TEXT, updated_at {int} NOT NULL)",
         "CREATE TABLE conversations (id TEXT PRIMARY KEY, owner TEXT NOT NULL, title TEXT NOT NULL, mode TEXT NOT NULL, \
-         registry TEXT NOT NULL, share_token TEXT UNIQUE, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, \
-         deleted_at INTEGER, search_body TEXT NOT NULL DEFAULT '')",
+         registry TEXT NOT NULL, share_token TEXT UNIQUE, created_at {int} NOT NULL, updated_at {int} NOT NULL, \
+         deleted_at {int}, search_body TEXT NOT NULL DEFAULT '')",
         "CREATE INDEX conversations_by_owner ON conversations (owner, updated_at DESC)",
-        "CREATE TABLE exchanges (conversation_id TEXT NOT NULL, seq INTEGER NOT NULL, question TEXT NOT NULL, \
-         answer TEXT NOT NULL, state TEXT NOT NULL, data TEXT NOT NULL, created_at INTEGER NOT NULL, \
-         updated_at INTEGER NOT NULL, PRIMARY KEY (conversation_id, seq))",
+        "CREATE TABLE exchanges (conversation_id TEXT NOT NULL, seq {int} NOT NULL, question TEXT NOT NULL, \
+         answer TEXT NOT NULL, state TEXT NOT NULL, data TEXT NOT NULL, created_at {int} NOT NULL, \
+         updated_at {int} NOT NULL, PRIMARY KEY (conversation_id, seq))",
         "CREATE INDEX exchanges_by_state ON exchanges (state)",
+    ],
+    sqlite: &[
+        "PRAGMA journal_mode = WAL",
         "CREATE VIRTUAL TABLE conversation_search USING fts5(body, conversation_id UNINDEXED)",
     ],
-    &[
-        "CREATE TABLE browsers (id TEXT PRIMARY KEY, settings TEXT NOT NULL, conversation_id TEXT, updated_at BIGINT NOT NULL)",
-        "CREATE TABLE conversations (id TEXT PRIMARY KEY, owner TEXT NOT NULL, title TEXT NOT NULL, mode TEXT NOT NULL, \
-         registry TEXT NOT NULL, share_token TEXT UNIQUE, created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL, \
-         deleted_at BIGINT, search_body TEXT NOT NULL DEFAULT '')",
-        "CREATE INDEX conversations_by_owner ON conversations (owner, updated_at DESC)",
-        "CREATE INDEX conversations_search ON conversations USING GIN (to_tsvector('simple', search_body))",
-        "CREATE TABLE exchanges (conversation_id TEXT NOT NULL, seq BIGINT NOT NULL, question TEXT NOT NULL, \
-         answer TEXT NOT NULL, state TEXT NOT NULL, data TEXT NOT NULL, created_at BIGINT NOT NULL, \
-         updated_at BIGINT NOT NULL, PRIMARY KEY (conversation_id, seq))",
-        "CREATE INDEX exchanges_by_state ON exchanges (state)",
-    ],
-)];
+    postgres: &["CREATE INDEX conversations_search ON conversations USING GIN (to_tsvector('simple', search_body))"],
+}];
 
 /// A number no other program on the database is likely to lock.
 const LOCK_KEY: i64 = 0x0063_6974_6564;
@@ -55,17 +53,22 @@ pub async fn apply(pool: &AnyPool, backend: Backend) -> Result<(), StoreError> {
                 .fetch_one(&mut *connection)
                 .await?
                 .try_get("version")?;
-        for (index, (sqlite, postgres)) in MIGRATIONS.iter().enumerate() {
+        for (index, migration) in MIGRATIONS.iter().enumerate() {
             let number = i64::try_from(index).unwrap_or(i64::MAX) + 1;
             if number <= version {
                 continue;
             }
-            let statements = match backend {
-                Backend::Sqlite => sqlite,
-                Backend::Postgres => postgres,
+            let (int, own) = match backend {
+                Backend::Sqlite => ("INTEGER", migration.sqlite),
+                Backend::Postgres => ("BIGINT", migration.postgres),
             };
-            for statement in statements.iter() {
-                sqlx::query(statement).execute(&mut *connection).await?;
+            let statements = migration
+                .common
+                .iter()
+                .map(|statement| statement.replace("{int}", int))
+                .chain(own.iter().map(|statement| statement.to_string()));
+            for statement in statements {
+                sqlx::query(&statement).execute(&mut *connection).await?;
             }
             sqlx::query("INSERT INTO cited_schema (version) VALUES ($1)")
                 .bind(number)
