@@ -133,7 +133,7 @@ pub struct ResearchConfig {
 pub struct ConfigWarning {
     pub var: &'static str,
     pub value: String,
-    pub accepts: &'static str,
+    pub accepts: String,
     pub default: String,
 }
 
@@ -236,30 +236,15 @@ impl Config {
             DEFAULT_SEARXNG_URL,
             parse_http_url,
         );
-        let search_results = reader.parse(
-            "CITED_SEARCH_RESULTS",
-            "a whole number from 1 to 20",
-            "5",
-            |raw| parse_in_range(raw, 1, 20),
-        );
-        let search_timeout = reader.parse(
-            "CITED_SEARCH_TIMEOUT_SECS",
-            "a whole number of seconds from 1 to 120",
-            "5",
-            |raw| parse_in_range(raw, 1, 120).map(|secs| Duration::from_secs(secs as u64)),
-        );
+        let search_results = reader.number("CITED_SEARCH_RESULTS", 1, 20, 5);
+        let search_timeout = reader.seconds("CITED_SEARCH_TIMEOUT_SECS", 1, 120, 5);
         let search_language = reader.parse(
             "CITED_SEARCH_LANGUAGE",
             "auto, all, or a language code such as en, en-US or zh-CN",
             "auto",
             parse_language,
         );
-        let snippet_chars = reader.parse(
-            "CITED_SNIPPET_CHARS",
-            "a whole number from 20 to 2000",
-            "200",
-            |raw| parse_in_range(raw, 20, 2000),
-        );
+        let snippet_chars = reader.number("CITED_SNIPPET_CHARS", 20, 2000, 200);
         let log = reader.parse(
             "CITED_LOG",
             "a tracing filter such as info or cited=debug,tower_http=info",
@@ -270,12 +255,7 @@ impl Config {
                     .map(|_| raw.trim().to_string())
             },
         );
-        let max_question_chars = reader.parse(
-            "CITED_MAX_QUESTION_CHARS",
-            "a whole number from 100 to 100000",
-            "8000",
-            |raw| parse_in_range(raw, 100, 100_000),
-        );
+        let max_question_chars = reader.number("CITED_MAX_QUESTION_CHARS", 100, 100_000, 8000);
         let session_idle = reader.parse(
             "CITED_SESSION_IDLE_MINS",
             "a whole number of minutes from 1 to 43200",
@@ -302,37 +282,12 @@ impl Config {
         let site_root = reader.parse("CITED_SITE_ROOT", "a folder path", "target/site", |raw| {
             Some(PathBuf::from(raw.trim()))
         });
-        let llm_context_chars = reader.parse(
-            "CITED_LLM_CONTEXT_CHARS",
-            "a whole number from 2000 to 2000000",
-            "32000",
-            |raw| parse_in_range(raw, 2000, 2_000_000),
-        );
-        let agent_max_searches = reader.parse(
-            "CITED_AGENT_MAX_SEARCHES",
-            "a whole number from 1 to 20",
-            "5",
-            |raw| parse_in_range(raw, 1, 20),
-        );
+        let llm_context_chars = reader.number("CITED_LLM_CONTEXT_CHARS", 2000, 2_000_000, 32000);
+        let agent_max_searches = reader.number("CITED_AGENT_MAX_SEARCHES", 1, 20, 5);
         let research = ResearchConfig {
-            max_loops: reader.parse(
-                "CITED_RESEARCH_MAX_LOOPS",
-                "a whole number from 1 to 10",
-                "4",
-                |raw| parse_in_range(raw, 1, 10),
-            ),
-            max_branches: reader.parse(
-                "CITED_RESEARCH_MAX_BRANCHES",
-                "a whole number from 1 to 8",
-                "4",
-                |raw| parse_in_range(raw, 1, 8),
-            ),
-            branch_timeout: reader.parse(
-                "CITED_RESEARCH_BRANCH_TIMEOUT_SECS",
-                "a whole number of seconds from 5 to 1800",
-                "180",
-                |raw| parse_in_range(raw, 5, 1800).map(|secs| Duration::from_secs(secs as u64)),
-            ),
+            max_loops: reader.number("CITED_RESEARCH_MAX_LOOPS", 1, 10, 4),
+            max_branches: reader.number("CITED_RESEARCH_MAX_BRANCHES", 1, 8, 4),
+            branch_timeout: reader.seconds("CITED_RESEARCH_BRANCH_TIMEOUT_SECS", 5, 1800, 180),
             encyclopedia_engines: reader.parse(
                 "CITED_RESEARCH_ENCYCLOPEDIA_ENGINES",
                 "comma-separated SearXNG engine names, or none",
@@ -351,12 +306,7 @@ impl Config {
                 "none",
                 parse_engines,
             ),
-            deep_reads: reader.parse(
-                "CITED_RESEARCH_DEEP_READS",
-                "a whole number from 0 to 4",
-                "2",
-                |raw| parse_in_range(raw, 0, 4),
-            ),
+            deep_reads: reader.number("CITED_RESEARCH_DEEP_READS", 0, 4, 2),
         };
         let sources = reader.parse(
             "CITED_SOURCES",
@@ -499,11 +449,27 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
+    /// A whole number from `min` to `max`.
+    fn number(&mut self, var: &'static str, min: usize, max: usize, default: usize) -> usize {
+        let accepts = format!("a whole number from {min} to {max}");
+        self.parse(var, &accepts, &default.to_string(), |raw| {
+            parse_in_range(raw, min, max)
+        })
+    }
+
+    /// A whole number of seconds from `min` to `max`.
+    fn seconds(&mut self, var: &'static str, min: usize, max: usize, default: usize) -> Duration {
+        let accepts = format!("a whole number of seconds from {min} to {max}");
+        self.parse(var, &accepts, &default.to_string(), |raw| {
+            parse_in_range(raw, min, max).map(|secs| Duration::from_secs(secs as u64))
+        })
+    }
+
     /// Parses `var`, or the default when it is unset or rejected (with a warning).
     fn parse<T>(
         &mut self,
         var: &'static str,
-        accepts: &'static str,
+        accepts: &str,
         default: &str,
         parse: impl Fn(&str) -> Option<T>,
     ) -> T {
@@ -516,7 +482,7 @@ impl Reader<'_> {
                     self.warnings.push(ConfigWarning {
                         var,
                         value: raw,
-                        accepts,
+                        accepts: accepts.to_string(),
                         default: default.to_string(),
                     });
                     default_value()
@@ -551,7 +517,7 @@ impl Reader<'_> {
                     self.warnings.push(ConfigWarning {
                         var: base_var,
                         value: raw,
-                        accepts: "an http(s) URL such as http://localhost:11434/v1",
+                        accepts: "an http(s) URL such as http://localhost:11434/v1".to_string(),
                         default: fallback,
                     });
                     None

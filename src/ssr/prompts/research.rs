@@ -76,32 +76,25 @@ pub fn plan_user(zh: bool, context: &PlanContext<'_>) -> String {
                 .join("\n")
         }
     };
+    let question = context.question;
+    let (round, max_loops, max_sub) = (
+        context.loop_number,
+        context.max_loops,
+        context.max_sub_questions,
+    );
+    let evidence = list(context.evidence);
+    let completed = list(context.completed);
+    let pruned = list(context.pruned);
+    let candidates = list(context.candidates);
+    let chain = match (context.chain.is_empty(), zh) {
+        (true, true) => "（第一轮，尚无）",
+        (true, false) => "(first round, none yet)",
+        (false, _) => context.chain,
+    };
     if zh {
-        format!(
-            "原始问题：{}\n\n第 {} 轮规划（最多 {} 轮，本轮最多 {} 个子问题）。\n\n已有证据：\n{}\n\n已完成的子问题（不要重复）：\n{}\n\n已剪枝的方向（不要再生成）：\n{}\n\n待验证的候选：\n{}\n\n上一轮的推理链与缺口：\n{}",
-            context.question,
-            context.loop_number,
-            context.max_loops,
-            context.max_sub_questions,
-            list(context.evidence),
-            list(context.completed),
-            list(context.pruned),
-            list(context.candidates),
-            if context.chain.is_empty() { "（第一轮，尚无）" } else { context.chain },
-        )
+        format!("原始问题：{question}\n\n第 {round} 轮规划（最多 {max_loops} 轮，本轮最多 {max_sub} 个子问题）。\n\n已有证据：\n{evidence}\n\n已完成的子问题（不要重复）：\n{completed}\n\n已剪枝的方向（不要再生成）：\n{pruned}\n\n待验证的候选：\n{candidates}\n\n上一轮的推理链与缺口：\n{chain}")
     } else {
-        format!(
-            "Original question: {}\n\nPlanning round {} (at most {} rounds, at most {} sub-questions this round).\n\nEvidence so far:\n{}\n\nCompleted sub-questions (do not repeat):\n{}\n\nPruned directions (never plan again):\n{}\n\nCandidates still to verify:\n{}\n\nThe reasoning chain and its gaps after the last round:\n{}",
-            context.question,
-            context.loop_number,
-            context.max_loops,
-            context.max_sub_questions,
-            list(context.evidence),
-            list(context.completed),
-            list(context.pruned),
-            list(context.candidates),
-            if context.chain.is_empty() { "(first round, none yet)" } else { context.chain },
-        )
+        format!("Original question: {question}\n\nPlanning round {round} (at most {max_loops} rounds, at most {max_sub} sub-questions this round).\n\nEvidence so far:\n{evidence}\n\nCompleted sub-questions (do not repeat):\n{completed}\n\nPruned directions (never plan again):\n{pruned}\n\nCandidates still to verify:\n{candidates}\n\nThe reasoning chain and its gaps after the last round:\n{chain}")
     }
 }
 
@@ -133,12 +126,33 @@ pub fn reflect_system(zh: bool) -> String {
     }
 }
 
-pub fn reflect_user(zh: bool, question: &str, sub_question: &str, results: &str) -> String {
-    if zh {
-        format!("原始问题：{question}\n子问题：{sub_question}\n\n搜索结果：\n{results}")
+/// The question, the sub-question, then labelled sections (`(zh label, en label, text)`):
+/// what a branch's reflect and evidence steps read.
+fn branch_user(
+    zh: bool,
+    question: &str,
+    sub_question: &str,
+    sections: &[(&str, &str, &str)],
+) -> String {
+    let mut out = if zh {
+        format!("原始问题：{question}\n子问题：{sub_question}")
     } else {
-        format!("Original question: {question}\nSub-question: {sub_question}\n\nSearch results:\n{results}")
+        format!("Original question: {question}\nSub-question: {sub_question}")
+    };
+    for (zh_label, en_label, text) in sections {
+        let label = if zh { zh_label } else { en_label };
+        out.push_str(&format!("\n\n{label}\n{text}"));
     }
+    out
+}
+
+pub fn reflect_user(zh: bool, question: &str, sub_question: &str, results: &str) -> String {
+    branch_user(
+        zh,
+        question,
+        sub_question,
+        &[("搜索结果：", "Search results:", results)],
+    )
 }
 
 pub fn evidence_system(zh: bool) -> String {
@@ -170,11 +184,19 @@ pub fn evidence_user(
     reflection: &str,
     material: &str,
 ) -> String {
-    if zh {
-        format!("原始问题：{question}\n子问题：{sub_question}\n\n反思：\n{reflection}\n\n资料（编号即可引用的编号）：\n{material}")
-    } else {
-        format!("Original question: {question}\nSub-question: {sub_question}\n\nReflection:\n{reflection}\n\nMaterial (the numbers are the ones you may cite):\n{material}")
-    }
+    branch_user(
+        zh,
+        question,
+        sub_question,
+        &[
+            ("反思：", "Reflection:", reflection),
+            (
+                "资料（编号即可引用的编号）：",
+                "Material (the numbers are the ones you may cite):",
+                material,
+            ),
+        ],
+    )
 }
 
 pub fn verify_system(zh: bool) -> String {
