@@ -143,4 +143,33 @@ async fn kill_9_mid_answer_keeps_the_question_as_interrupted() {
     assert_eq!(conversation.len(), 1, "{conversation:?}");
     assert_eq!(conversation[0].question, "what survives a kill -9?");
     assert_eq!(conversation[0].state, ExchangeState::Interrupted);
+
+    // The command line reads the same database.
+    let cited = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_cited"))
+            .args(args)
+            .env("CITED_DATABASE_URL", &database)
+            .env("CITED_LOG", "warn")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "cited {args:?}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let listed = cited(&["history", "list"]);
+    let line = listed
+        .lines()
+        .find(|line| line.ends_with("what survives a kill -9?"))
+        .unwrap_or_else(|| panic!("listed: {listed}"));
+    let id = line.split_whitespace().next().unwrap();
+    assert_eq!(id.len(), 32);
+    let shown = cited(&["history", "show", id]);
+    assert!(
+        shown.contains("(Interrupted) what survives a kill -9?"),
+        "{shown}"
+    );
+    let exported = cited(&["history", "export", id]);
+    assert!(
+        exported.starts_with("# what survives a kill -9?\n"),
+        "{exported}"
+    );
 }
