@@ -85,8 +85,15 @@ impl TestServer {
 
     /// The server-rendered HTML of `/` as this client's session sees it.
     pub async fn page(&self, client: &reqwest::Client) -> String {
-        let response = client.get(self.url("/")).send().await.unwrap();
-        assert_eq!(response.status(), 200);
+        self.text(client, "/").await
+    }
+
+    /// The body of `GET path`, whatever its status.
+    pub async fn text(&self, client: &reqwest::Client, path: &str) -> String {
+        let response = client.get(self.url(path)).send().await.unwrap();
+        if path == "/" {
+            assert_eq!(response.status(), 200);
+        }
         response.text().await.unwrap()
     }
 }

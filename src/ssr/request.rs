@@ -132,11 +132,6 @@ pub fn reject(error: AppError) -> AppError {
     error
 }
 
-/// The caller's session, for a server function; [`AppError::NoSession`] (401) without one.
-pub fn session() -> Result<Arc<Session>, AppError> {
-    current().ok_or_else(|| reject(AppError::NoSession))
-}
-
 /// The app state, for a server function.
 pub fn state() -> Result<AppState, AppError> {
     leptos::prelude::use_context::<AppState>().ok_or_else(|| reject(AppError::Internal))

@@ -391,8 +391,8 @@ fn one_answer_at_a_time_per_session() {
     assert!(session.begin_answer().is_some());
 }
 
-/// `/api/ask` over HTTP against the scripted OpenAI-compatible server.
-async fn post_ask(
+/// `/api/ask` over HTTP: the events, or the refusal's text.
+pub(super) async fn post_ask(
     client: &reqwest::Client,
     server: &super::TestServer,
     question: &str,

@@ -68,6 +68,16 @@ fn exchange(question: &str, answer: &str, state: ExchangeState) -> Exchange {
     }
 }
 
+/// A new, empty conversation of a new owner: (owner, id).
+async fn fresh_conversation(store: &Store, title: &str) -> (String, String) {
+    let (me, id) = (owner(), owner());
+    store
+        .create_conversation(&me, &id, title, Mode::Chat)
+        .await
+        .unwrap();
+    (me, id)
+}
+
 /// A conversation of `owner` with one exchange at position 0.
 async fn seed(store: &Store, owner: &str, id: &str, title: &str, exchange: &Exchange) {
     store
@@ -232,11 +242,7 @@ async fn search_finds_words_and_chinese_in_titles_and_answers() {
 async fn the_store_numbers_exchanges_even_when_they_race() {
     for store in backends().await {
         let backend = store.backend();
-        let (me, id) = (owner(), owner());
-        store
-            .create_conversation(&me, &id, "race", Mode::Chat)
-            .await
-            .unwrap();
+        let (me, id) = fresh_conversation(&store, "race").await;
         let question = exchange("q", "", ExchangeState::Answering);
         let mut seqs: Vec<u32> =
             futures_util::future::join_all((0..4).map(|_| store.begin_exchange(&id, &question)))
@@ -258,11 +264,7 @@ async fn the_store_numbers_exchanges_even_when_they_race() {
 async fn share_links_open_for_anyone_until_revoked() {
     for store in backends().await {
         let backend = store.backend();
-        let (me, id) = (owner(), owner());
-        store
-            .create_conversation(&me, &id, "shared", Mode::Chat)
-            .await
-            .unwrap();
+        let (me, id) = fresh_conversation(&store, "shared").await;
         let token = owner();
         assert_eq!(
             store.set_share(&owner(), &id, Some(&token)).await.unwrap(),
@@ -525,14 +527,13 @@ async fn a_flood_of_anonymous_requests_loses_no_one() {
 
 /// Asks over HTTP and reads the whole answer.
 async fn ask_http(client: &reqwest::Client, server: &super::TestServer, question: &str) {
-    let response = client
-        .post(server.url("/api/ask"))
-        .form(&[("question", question)])
-        .send()
+    let events = super::chat::post_ask(client, server, question)
         .await
         .unwrap();
-    assert_eq!(response.status(), 200);
-    let _ = response.bytes().await.unwrap();
+    assert!(matches!(
+        events.last(),
+        Some(crate::model::AnswerEvent::Done { .. })
+    ));
 }
 
 async fn history(
@@ -571,13 +572,11 @@ async fn history_pages_share_and_export_work_over_plain_http() {
     assert_eq!(new.headers()["location"], "/");
     ask_http(&me, &server, "怎么运行测试？").await;
     // `/reset` also starts a new conversation and keeps the old ones.
-    let reset = me
-        .post(server.url("/api/ask"))
-        .form(&[("question", "/reset")])
-        .send()
-        .await
-        .unwrap();
-    assert!(reset.text().await.unwrap().contains("\"reset\":true"));
+    let reset = super::chat::post_ask(&me, &server, "/reset").await.unwrap();
+    assert!(matches!(
+        reset.first(),
+        Some(crate::model::AnswerEvent::Command { reset: true, .. })
+    ));
     let listed = history(&me, &server, None).await;
     let titles: Vec<&str> = listed
         .conversations
@@ -598,14 +597,7 @@ async fn history_pages_share_and_export_work_over_plain_http() {
     let found = history(&me, &server, Some("json")).await;
     assert_eq!(found.conversations.len(), 1);
     assert_eq!(found.conversations[0].id, first);
-    let page = me
-        .get(server.url("/?q=json"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = server.text(&me, "/?q=json").await;
     assert!(
         page.contains("aria-label=\"历史对话\""),
         "the history region"
@@ -618,14 +610,7 @@ async fn history_pages_share_and_export_work_over_plain_http() {
     );
 
     // Each conversation has its own server-rendered page, which also reopens it.
-    let page = me
-        .get(server.url(&format!("/c/{first}")))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = server.text(&me, &format!("/c/{first}")).await;
     assert!(
         page.contains("How do I enable SearXNG&#x27;s JSON output?")
             || page.contains("How do I enable SearXNG's JSON output?")
@@ -636,14 +621,7 @@ async fn history_pages_share_and_export_work_over_plain_http() {
         Some(first.as_str())
     );
     let stranger = super::browser();
-    let page = stranger
-        .get(server.url(&format!("/c/{first}")))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = server.text(&stranger, &format!("/c/{first}")).await;
     assert!(
         !page.contains("JSON output?"),
         "another browser cannot open it"
@@ -691,14 +669,7 @@ async fn history_pages_share_and_export_work_over_plain_http() {
         .unwrap();
     let token = token.expect("a share token");
     assert_eq!(token.len(), 32);
-    let shared = stranger
-        .get(server.url(&format!("/s/{token}")))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let shared = server.text(&stranger, &format!("/s/{token}")).await;
     assert!(shared.contains("JSON output?"), "{shared}");
     assert!(
         shared.contains("aria-label=\"引用 1"),
@@ -713,14 +684,7 @@ async fn history_pages_share_and_export_work_over_plain_http() {
         .send()
         .await
         .unwrap();
-    let shared = stranger
-        .get(server.url(&format!("/s/{token}")))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let shared = server.text(&stranger, &format!("/s/{token}")).await;
     assert!(!shared.contains("JSON output?"), "revoked");
 
     // Rename, delete and undo.

@@ -51,7 +51,6 @@ pub async fn export(
     let Some(Extension(CurrentSession(session))) = session else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    let id = id.trim_end_matches(".md").to_string();
     match state.store.conversation(&session.id.to_string(), &id).await {
         Ok(Some(conversation)) => {
             // The id is 32 hex digits, so the file name needs no escaping.
