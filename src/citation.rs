@@ -9,6 +9,7 @@
 //! [`prompt`] → its answer goes through [`render()`] (markers resolved to entries) and
 //! [`lists`] (only what the answer cites).
 
+pub mod coverage;
 pub mod lists;
 pub mod markers;
 pub mod prompt;

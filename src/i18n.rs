@@ -131,6 +131,29 @@ pub struct Texts {
     pub stop_all_failed: &'static str,
     pub stop_nothing_to_plan: &'static str,
     pub stop_stopped: &'static str,
+    pub stop_deadline: &'static str,
+    pub cut_deadline: &'static str,
+    pub cut_repetition: &'static str,
+    pub cut_length: &'static str,
+    pub research_deadline: &'static str,
+    pub research_degraded: &'static str,
+    pub research_step_plan: &'static str,
+    pub research_step_reflect: &'static str,
+    pub research_step_evidence: &'static str,
+    pub research_step_verify: &'static str,
+    pub research_step_summary: &'static str,
+    pub research_step_cut: &'static str,
+    pub uncited_warning: &'static str,
+    pub unsearched_note: &'static str,
+    pub search_and_answer_again: &'static str,
+    pub coverage_line: &'static str,
+    pub tokens_line: &'static str,
+    pub tokens_estimated: &'static str,
+    pub cost_line: &'static str,
+    pub reasoning: &'static str,
+    pub progress_secs: &'static str,
+    pub progress_tokens: &'static str,
+    pub sources_retrieved: &'static str,
 }
 
 pub const ZH_CN: Texts = Texts {
@@ -259,6 +282,29 @@ pub const ZH_CN: Texts = Texts {
     stop_all_failed: "本轮所有分支都失败了，研究结束",
     stop_nothing_to_plan: "没有新的缺口需要研究",
     stop_stopped: "已停止",
+    stop_deadline: "已达到研究时限",
+    cut_deadline: "模型在 {secs} 秒内没有写完，已截断（CITED_LLM_CALL_DEADLINE_SECS）；下面是已写出的部分。",
+    cut_repetition: "模型开始重复同样的内容，重复部分已截断。",
+    cut_length: "回答达到长度上限（{tokens} 个 token），已截断（CITED_LLM_MAX_TOKENS_ANSWER）。",
+    research_deadline: "研究已达到时限（{secs} 秒，CITED_RESEARCH_DEADLINE_SECS）；下面的回答基于目前找到的证据，未完成：{cut}。",
+    research_degraded: "模型的{step}输出两次都无法解析，已改用保底结果。",
+    research_step_plan: "规划",
+    research_step_reflect: "分析",
+    research_step_evidence: "证据",
+    research_step_verify: "检验",
+    research_step_summary: "结论",
+    research_step_cut: "{step}被截断：{why}",
+    uncited_warning: "这个回答没有引用任何检索到的来源，请对照下方来源自行核实。",
+    unsearched_note: "这个回答没有经过搜索，来自模型自身的知识，可能不准确。",
+    search_and_answer_again: "搜索后重答",
+    coverage_line: "引用覆盖：{cited}/{claims} 句",
+    tokens_line: "{tokens} 个 token",
+    tokens_estimated: "约 {tokens} 个 token",
+    cost_line: "费用 {cost}",
+    reasoning: "思考过程",
+    progress_secs: "{secs} 秒",
+    progress_tokens: "{secs} 秒 · {tokens} 个 token",
+    sources_retrieved: "检索到的来源",
 };
 
 pub const EN: Texts = Texts {
@@ -387,6 +433,29 @@ pub const EN: Texts = Texts {
     stop_all_failed: "Stopped: every branch of the last loop failed",
     stop_nothing_to_plan: "Stopped: no new gap to research",
     stop_stopped: "Stopped",
+    stop_deadline: "Reached the research time limit",
+    cut_deadline: "The model did not finish within {secs} s and was cut off (CITED_LLM_CALL_DEADLINE_SECS); what it wrote so far is shown.",
+    cut_repetition: "The model started repeating itself; the repetition was cut.",
+    cut_length: "The answer reached its length limit ({tokens} tokens) and was cut (CITED_LLM_MAX_TOKENS_ANSWER).",
+    research_deadline: "Research reached its time limit ({secs} s, CITED_RESEARCH_DEADLINE_SECS); the answer below uses the evidence found so far. Not finished: {cut}.",
+    research_degraded: "The model's {step} output could not be read twice; a fallback was used.",
+    research_step_plan: "plan",
+    research_step_reflect: "reflection",
+    research_step_evidence: "evidence",
+    research_step_verify: "verdict",
+    research_step_summary: "summary",
+    research_step_cut: "{step} was cut: {why}",
+    uncited_warning: "This answer cites none of the sources it retrieved; check it against the sources below.",
+    unsearched_note: "This answer was written without searching, from the model's own knowledge, and may be wrong.",
+    search_and_answer_again: "Search and answer again",
+    coverage_line: "Cited: {cited} of {claims} sentences",
+    tokens_line: "{tokens} tokens",
+    tokens_estimated: "about {tokens} tokens",
+    cost_line: "cost {cost}",
+    reasoning: "Reasoning",
+    progress_secs: "{secs} s",
+    progress_tokens: "{secs} s · {tokens} tokens",
+    sources_retrieved: "Retrieved sources",
 };
 
 impl Lang {
@@ -407,6 +476,46 @@ impl Lang {
             (Lang::En, Mode::Research) => "Research",
         }
     }
+}
+
+/// The progress after the status line: `12 秒 · 340 个 token`.
+pub fn progress_line(secs: u32, tokens: u64, t: &Texts) -> String {
+    let template = if tokens == 0 {
+        t.progress_secs
+    } else {
+        t.progress_tokens
+    };
+    template
+        .replace("{secs}", &secs.to_string())
+        .replace("{tokens}", &tokens.to_string())
+}
+
+/// The line under an answer: its citation coverage, tokens and cost, each when known.
+pub fn answer_footer(
+    coverage: Option<&crate::model::Coverage>,
+    usage: Option<&crate::model::TokenUsage>,
+    t: &Texts,
+) -> String {
+    let mut parts = Vec::new();
+    if let Some(coverage) = coverage.filter(|c| c.claims > 0) {
+        parts.push(
+            t.coverage_line
+                .replace("{cited}", &coverage.cited.to_string())
+                .replace("{claims}", &coverage.claims.to_string()),
+        );
+    }
+    if let Some(usage) = usage.filter(|u| u.total() > 0) {
+        let template = if usage.estimated {
+            t.tokens_estimated
+        } else {
+            t.tokens_line
+        };
+        parts.push(template.replace("{tokens}", &usage.total().to_string()));
+        if let Some(cost) = usage.cost() {
+            parts.push(t.cost_line.replace("{cost}", &format!("{cost:.4}")));
+        }
+    }
+    parts.join(" · ")
 }
 
 /// The status line for a typed status, in the UI language.
@@ -485,6 +594,7 @@ impl Texts {
             StopReason::AllFailed => self.stop_all_failed,
             StopReason::NothingToPlan => self.stop_nothing_to_plan,
             StopReason::Stopped => self.stop_stopped,
+            StopReason::Deadline => self.stop_deadline,
         }
     }
 }

@@ -288,6 +288,63 @@ pub struct Exchange {
     /// Where the answer stands as stored: `Interrupted` when the server stopped mid-answer.
     #[serde(default)]
     pub state: ExchangeState,
+    /// A reasoning model's thinking, shown folded; never part of the answer.
+    #[serde(default)]
+    pub reasoning: String,
+    /// How much of the answer's claims carry a valid citation.
+    #[serde(default)]
+    pub coverage: Option<Coverage>,
+    /// The tokens the answer's model calls used.
+    #[serde(default)]
+    pub usage: Option<TokenUsage>,
+    /// Agent mode: the model answered without searching.
+    #[serde(default)]
+    pub unsearched: bool,
+}
+
+/// Citation coverage: of the answer's sentences that make claims, how many cite at least
+/// one source that exists ([`crate::citation::coverage`] has the rule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Coverage {
+    pub claims: u32,
+    pub cited: u32,
+}
+
+impl Coverage {
+    /// The cited share, 0 to 100 (100 for an answer that claims nothing).
+    pub fn percent(&self) -> u32 {
+        if self.claims == 0 {
+            100
+        } else {
+            (u64::from(self.cited) * 100 / u64::from(self.claims)) as u32
+        }
+    }
+}
+
+/// Tokens an answer's model calls used, as the server counted them (`estimated` when some
+/// call's server gave no count and its streamed pieces stood in).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TokenUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub calls: u32,
+    #[serde(default)]
+    pub estimated: bool,
+    /// What they cost, in millionths of the price's currency, when prices are configured
+    /// (`CITED_LLM_PRICE_INPUT` / `_OUTPUT`).
+    #[serde(default)]
+    pub cost_micros: Option<u64>,
+}
+
+impl TokenUsage {
+    pub fn total(&self) -> u64 {
+        self.prompt_tokens + self.completion_tokens
+    }
+
+    /// The cost in the price's currency.
+    pub fn cost(&self) -> Option<f64> {
+        self.cost_micros.map(|micros| micros as f64 / 1e6)
+    }
 }
 
 /// Where a stored exchange stands.
@@ -467,6 +524,8 @@ pub enum StopReason {
     NothingToPlan,
     /// The user stopped the answer.
     Stopped,
+    /// `CITED_RESEARCH_DEADLINE_SECS` passed: the answer uses the evidence so far.
+    Deadline,
 }
 
 /// A Research answer's live state: what the plan view shows and `--json` prints.
@@ -570,10 +629,28 @@ pub enum AnswerEvent {
     Token {
         text: String,
     },
-    /// The answer is complete (or stopped); `cited` lists the numbers it cites.
+    /// The answer is complete (or stopped); `cited` lists the numbers it cites, `coverage`
+    /// how much of it is cited, `usage` the tokens it took; `unsearched`: an Agent answer
+    /// written without searching.
     Done {
         cited: Vec<u32>,
         stopped: bool,
+        #[serde(default)]
+        coverage: Option<Coverage>,
+        #[serde(default)]
+        usage: Option<TokenUsage>,
+        #[serde(default)]
+        unsearched: bool,
+    },
+    /// Progress of the work behind the status line: seconds since it began and model
+    /// tokens streamed so far (0 while searching). Sent every second.
+    Progress {
+        secs: u32,
+        tokens: u64,
+    },
+    /// A piece of a reasoning model's thinking.
+    Reasoning {
+        text: String,
     },
     /// The answer failed; `message` says why and what to do.
     Failed {

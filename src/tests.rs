@@ -1,12 +1,15 @@
 //! Whole-app tests: the real server on 127.0.0.1:0, driven over HTTP with reqwest.
 
 mod agent;
+mod bounds;
 mod chat;
 mod doctor;
 mod fetch;
 mod knowledge;
 mod layers;
+mod llama;
 mod llm;
+mod real_model;
 mod research;
 mod search;
 mod searxng;

@@ -9,7 +9,7 @@ use leptos::task::spawn_local;
 
 use crate::components::conversation::Chat;
 use crate::components::use_texts;
-use crate::i18n::{status_line, Texts};
+use crate::i18n::{progress_line, status_line, Texts};
 use crate::model::{AnswerEvent, Exchange, Level, LineDecoder, Notice, Settings, Status};
 use crate::server_fns::{ask, stop_answer};
 
@@ -18,16 +18,11 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
     let t = use_texts();
     let draft = RwSignal::new(String::new());
 
-    let send = move || {
-        if chat.answering.get_untracked() {
-            return;
+    // Sends a question; `force_search`: "搜索后重答" (the box keeps what is typed there).
+    let send_question = move |question: String, force_search: bool| {
+        if !force_search {
+            draft.set(String::new());
         }
-        let question = draft.get_untracked();
-        if question.trim().is_empty() {
-            chat.status.set(t.empty_question.to_string());
-            return;
-        }
-        draft.set(String::new());
         chat.answering.set(true);
         chat.progress.set(false);
         chat.status.set(String::new());
@@ -40,13 +35,15 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
             })
         });
         spawn_local(async move {
-            match ask(question.clone()).await {
+            match ask(question.clone(), force_search.then_some(true)).await {
                 Err(error) => {
                     // Refused (empty, too long, busy) or unreachable: say why, lose nothing.
                     if let Some(exchange) = exchange {
                         chat.remove(exchange);
                     }
-                    draft.set(question);
+                    if !force_search {
+                        draft.set(question);
+                    }
                     chat.status.set(error.to_string());
                 }
                 Ok(stream) => {
@@ -74,6 +71,28 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
             chat.answering.set(false);
         });
     };
+
+    let send = move || {
+        if chat.answering.get_untracked() {
+            return;
+        }
+        let question = draft.get_untracked();
+        if question.trim().is_empty() {
+            chat.status.set(t.empty_question.to_string());
+            return;
+        }
+        send_question(question, false);
+    };
+
+    // "搜索后重答" under an answer asks its question again, searching first.
+    Effect::new(move |_| {
+        if let Some(question) = chat.rerun.get() {
+            chat.rerun.set(None);
+            if !chat.answering.get_untracked() {
+                send_question(question, true);
+            }
+        }
+    });
 
     let stop = move |_| {
         spawn_local(async move {
@@ -141,16 +160,34 @@ fn apply(chat: Chat, exchange: Option<RwSignal<Exchange>>, event: AnswerEvent, t
         AnswerEvent::Status { status } => {
             chat.progress
                 .set(status.as_ref().is_some_and(Status::is_progress));
-            chat.status
-                .set(status.map(|s| status_line(&s, t)).unwrap_or_default());
+            let line = status.map(|s| status_line(&s, t)).unwrap_or_default();
+            chat.status_base.set_value(line.clone());
+            chat.status.set(line);
         }
+        AnswerEvent::Progress { secs, tokens } => {
+            let base = chat.status_base.get_value();
+            if chat.progress.get_untracked() && !base.is_empty() {
+                chat.status
+                    .set(format!("{base} · {}", progress_line(secs, tokens, t)));
+            }
+        }
+        AnswerEvent::Reasoning { text } => update(&|e| e.reasoning.push_str(&text)),
         AnswerEvent::Notice { notice } => update(&|e| e.notices.push(notice.clone())),
         AnswerEvent::Sources { sources } => update(&|e| e.sources = sources.clone()),
         AnswerEvent::Token { text } => update(&|e| e.answer.push_str(&text)),
-        AnswerEvent::Done { cited, stopped } => {
+        AnswerEvent::Done {
+            cited,
+            stopped,
+            coverage,
+            usage,
+            unsearched,
+        } => {
             update(&|e| {
                 e.cited = cited.clone();
                 e.stopped = stopped;
+                e.coverage = coverage;
+                e.usage = usage.clone();
+                e.unsearched = unsearched;
                 e.done = true;
             });
             // Progress messages end with the answer; failures stay until the next question.

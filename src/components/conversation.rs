@@ -22,6 +22,10 @@ pub struct Chat {
     pub status: RwSignal<String>,
     /// The status line shows progress (cleared when the answer ends), not a failure.
     pub progress: RwSignal<bool>,
+    /// The status line without its seconds and tokens.
+    pub status_base: StoredValue<String>,
+    /// A question to ask again with search first ("搜索后重答"); the composer sends it.
+    pub rerun: RwSignal<Option<String>>,
     next_key: StoredValue<u64>,
 }
 
@@ -38,6 +42,8 @@ impl Chat {
             answering: RwSignal::new(false),
             status: RwSignal::new(String::new()),
             progress: RwSignal::new(false),
+            status_base: StoredValue::new(String::new()),
+            rerun: RwSignal::new(None),
             next_key,
         }
     }
@@ -85,15 +91,25 @@ pub fn Conversation(chat: Chat) -> impl IntoView {
                 </div>
             </Show>
             <For each=move || chat.exchanges.get() key=|(key, _)| *key let:item>
-                <ExchangeView key=item.0 exchange=item.1/>
+                <ExchangeView key=item.0 exchange=item.1 chat/>
             </For>
         </section>
     }
 }
 
 #[component]
-fn ExchangeView(key: u64, exchange: RwSignal<Exchange>) -> impl IntoView {
+fn ExchangeView(key: u64, exchange: RwSignal<Exchange>, chat: Chat) -> impl IntoView {
     let t = use_texts();
+    let footer = move || {
+        exchange.with(|e| crate::i18n::answer_footer(e.coverage.as_ref(), e.usage.as_ref(), t))
+    };
+    let uncited = move || exchange.with(|e| e.done && e.cited.is_empty() && !e.sources.is_empty());
+    let rerun = move |_| {
+        if !chat.answering.get_untracked() {
+            chat.rerun
+                .set(Some(exchange.with_untracked(|e| e.question.clone())));
+        }
+    };
     let text = Signal::derive(move || exchange.with(|e| e.answer.clone()));
     let sources = Signal::derive(move || exchange.with(|e| e.sources.clone()));
     let cited = move || {
@@ -138,6 +154,12 @@ fn ExchangeView(key: u64, exchange: RwSignal<Exchange>) -> impl IntoView {
                 <Show when=move || exchange.with(|e| !e.steps.is_empty())>
                     <Trace exchange/>
                 </Show>
+                <Show when=move || exchange.with(|e| !e.reasoning.is_empty())>
+                    <details class="reasoning">
+                        <summary>{t.reasoning}</summary>
+                        <p class="reasoning-text">{move || exchange.with(|e| e.reasoning.clone())}</p>
+                    </details>
+                </Show>
                 <div class="answer-body">
                     <AnswerBody answer_key=key text sources/>
                 </div>
@@ -157,7 +179,16 @@ fn ExchangeView(key: u64, exchange: RwSignal<Exchange>) -> impl IntoView {
                     />
                 </Show>
                 <Show when=move || exchange.with(|e| e.done && !e.sources.is_empty())>
-                    <AllResults entries=sources/>
+                    <AllResults entries=sources open=uncited()/>
+                </Show>
+                <Show when=move || exchange.with(|e| e.done && e.unsearched)>
+                    <div class="unsearched">
+                        <p class="notice warning">{t.unsearched_note}</p>
+                        <button type="button" class="rerun" on:click=rerun>{t.search_and_answer_again}</button>
+                    </div>
+                </Show>
+                <Show when=move || exchange.with(|e| e.done) && !footer().is_empty()>
+                    <p class="answer-meta">{footer}</p>
                 </Show>
                 <Show when=move || exchange.with(|e| e.done && !e.answer.is_empty())>
                     <div class="answer-tools">
@@ -251,10 +282,14 @@ fn References(
 
 /// Everything retrieved, cited or not, collapsed.
 #[component]
-fn AllResults(#[prop(into)] entries: Signal<Vec<Arc<CitationEntry>>>) -> impl IntoView {
+fn AllResults(
+    #[prop(into)] entries: Signal<Vec<Arc<CitationEntry>>>,
+    /// Open from the start (the answer cites none of them).
+    open: bool,
+) -> impl IntoView {
     let t = use_texts();
     view! {
-        <details class="all-results">
+        <details class="all-results" open=open>
             <summary>{t.all_results}" ("{move || entries.with(Vec::len)}")"</summary>
             <ol>
                 {move || entries.get().into_iter().map(|entry| view! { <SourceItem entry/> }).collect_view()}

@@ -5,9 +5,13 @@ use crate::error::AppError;
 
 /// Asks a question in the session's current mode. The answer streams back as
 /// newline-delimited JSON `AnswerEvent`s (`model::LineDecoder` reads them). `/reset` and
-/// unknown `/commands` are answered here without a model.
+/// unknown `/commands` are answered here without a model. `force_search`: search before
+/// answering whatever the mode would do ("搜索后重答" under an Agent answer).
 #[server(prefix = "/api", endpoint = "ask", output = Streaming)]
-pub async fn ask(question: String) -> Result<ByteStream<AppError>, AppError> {
+pub async fn ask(
+    question: String,
+    force_search: Option<bool>,
+) -> Result<ByteStream<AppError>, AppError> {
     use crate::model::AnswerEvent;
     use crate::ssr::pipeline::TurnInput;
 
@@ -64,6 +68,7 @@ pub async fn ask(question: String) -> Result<ByteStream<AppError>, AppError> {
         search_enabled,
         lang,
         mode: settings.mode,
+        force_search: force_search.unwrap_or(false),
     };
     tokio::spawn(async move {
         // Frees the session even if the pipeline panics, so it can never stay "busy".

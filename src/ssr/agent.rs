@@ -7,6 +7,9 @@
 //! most `CITED_AGENT_MAX_SEARCHES` searches per answer; past the cap the tool tells the
 //! model to answer now. A model that rejects tools gets a notice and Chat's
 //! search-then-answer on the same turn.
+//!
+//! An answer written without any search is marked `unsearched`: the page says so under it
+//! and offers "搜索后重答", which asks again with `force_search` (search, then answer).
 
 use crate::citation::prompt::tool_output;
 use crate::model::{AnswerEvent, Level, Source, Status, Step};
@@ -21,6 +24,10 @@ const EXTRA_TURNS: usize = 3;
 
 #[tracing::instrument(skip_all, fields(answer = turn.input.id))]
 pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
+    if turn.input.force_search {
+        // "搜索后重答": the person asked for this answer to be searched.
+        return chat::search_then_answer(turn).await;
+    }
     turn.provider().await?;
     let tool = prompts::web_search_tool();
     let question = turn.input.question.clone();
@@ -48,6 +55,7 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
                     .filter_map(|n| registry.shared(*n).cloned())
                     .collect(),
             },
+            ..ChatRequest::default()
         };
         let before = turn.exchange.answer.len();
         let reply = turn.stream_model(request, false).await?;
@@ -89,6 +97,10 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
         turn.sources(sources).await?;
     }
     tracing::info!(searches, "agent searches done");
+    if searches == 0 && !turn.exchange.answer.trim().is_empty() {
+        // Answered from memory: said under the answer, with a button to search.
+        turn.exchange.unsearched = true;
+    }
     Ok(())
 }
 

@@ -96,11 +96,11 @@ async fn answer(
     }
     let request = ChatRequest {
         messages: fitted.messages,
-        tools: Vec::new(),
         context: AnswerContext {
             question,
             sources: entries.to_vec(),
         },
+        ..ChatRequest::default()
     };
     // A failed search keeps its message on the status line.
     let progress = search != ChatSearch::Failed;

@@ -47,6 +47,7 @@ pub async fn ask(
         search_enabled: search,
         lang,
         mode,
+        force_search: false,
     };
     let cancel = tokio_util::sync::CancellationToken::new();
     let run = tokio::spawn(answer::run(state, session, input, cancel, sender));
@@ -75,6 +76,15 @@ pub async fn ask(
         );
     } else {
         println!("{}", reference_list(&exchange));
+        let t = lang.texts();
+        if exchange.unsearched {
+            eprintln!("! {}", t.unsearched_note);
+        }
+        let footer =
+            i18n::answer_footer(exchange.coverage.as_ref(), exchange.usage.as_ref(), t);
+        if !footer.is_empty() {
+            eprintln!("{footer}");
+        }
     }
     if failed || exchange.answer.trim().is_empty() {
         ExitCode::FAILURE

@@ -68,7 +68,7 @@ pub struct LlmConfig {
     pub model: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub addr: SocketAddr,
     pub searxng_url: Url,
@@ -81,6 +81,8 @@ pub struct Config {
     pub llm_context_chars: usize,
     /// Searches the Agent may make for one answer.
     pub agent_max_searches: usize,
+    /// How long and how much each model call may write.
+    pub limits: ModelLimits,
     pub research: ResearchConfig,
     /// Where answers search unless the session chose (`CITED_SOURCES`).
     pub sources: crate::model::Sources,
@@ -109,6 +111,67 @@ pub enum Titles {
     Question,
 }
 
+/// What a model call is for; each kind has its own `max_tokens`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallKind {
+    /// Research's plan of sub-questions.
+    Plan,
+    /// Research's verdict on the chain, and its summary.
+    Verify,
+    /// A Research branch's reflection and evidence.
+    Branch,
+    /// The streamed answer of every mode (and the Agent's tool-calling turns).
+    Answer,
+    /// A conversation's title.
+    Title,
+}
+
+/// Bounds on every model call: a small local model must finish or be cut, never run on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelLimits {
+    pub max_tokens_plan: u32,
+    pub max_tokens_verify: u32,
+    pub max_tokens_branch: u32,
+    pub max_tokens_answer: u32,
+    /// One call, from the request to its last token.
+    pub call_deadline: Duration,
+    /// Between two stream events.
+    pub idle_timeout: Duration,
+    /// Ask for JSON through `response_format` where the server accepts it
+    /// (`CITED_LLM_STRUCTURED`, default on).
+    pub structured: bool,
+    /// Price per million prompt / completion tokens, for the cost shown under an answer.
+    pub price_input: Option<f64>,
+    pub price_output: Option<f64>,
+}
+
+impl ModelLimits {
+    pub fn max_tokens(&self, kind: CallKind) -> u32 {
+        match kind {
+            CallKind::Plan => self.max_tokens_plan,
+            CallKind::Verify => self.max_tokens_verify,
+            CallKind::Branch => self.max_tokens_branch,
+            CallKind::Answer => self.max_tokens_answer,
+            CallKind::Title => 40,
+        }
+    }
+
+    /// What `usage` costs, when prices are set.
+    pub fn cost(&self, prompt_tokens: u64, completion_tokens: u64) -> Option<f64> {
+        if self.price_input.is_none() && self.price_output.is_none() {
+            return None;
+        }
+        let per_token = |price: Option<f64>, tokens: u64| price.unwrap_or(0.0) * tokens as f64 / 1e6;
+        Some(per_token(self.price_input, prompt_tokens) + per_token(self.price_output, completion_tokens))
+    }
+}
+
+impl Default for ModelLimits {
+    fn default() -> ModelLimits {
+        Config::from_vars(|_| None).0.limits
+    }
+}
+
 /// Research mode's limits and search profiles.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResearchConfig {
@@ -126,6 +189,9 @@ pub struct ResearchConfig {
     pub engines_en: Vec<String>,
     /// Pages read in full per branch (0 turns deep-reading off).
     pub deep_reads: usize,
+    /// The whole plan → branches → verify research may take no longer; past it the answer
+    /// is written from the evidence so far.
+    pub deadline: Duration,
 }
 
 /// A rejected value, replaced by its default.
@@ -284,6 +350,26 @@ impl Config {
         });
         let llm_context_chars = reader.number("CITED_LLM_CONTEXT_CHARS", 2000, 2_000_000, 32000);
         let agent_max_searches = reader.number("CITED_AGENT_MAX_SEARCHES", 1, 20, 5);
+        let tokens = |reader: &mut Reader, var, default| {
+            u32::try_from(reader.number(var, 16, 32_768, default)).unwrap_or(u32::MAX)
+        };
+        let limits = ModelLimits {
+            max_tokens_plan: tokens(&mut reader, "CITED_LLM_MAX_TOKENS_PLAN", 512),
+            max_tokens_verify: tokens(&mut reader, "CITED_LLM_MAX_TOKENS_VERIFY", 768),
+            max_tokens_branch: tokens(&mut reader, "CITED_LLM_MAX_TOKENS_BRANCH", 768),
+            max_tokens_answer: tokens(&mut reader, "CITED_LLM_MAX_TOKENS_ANSWER", 2048),
+            call_deadline: reader.seconds("CITED_LLM_CALL_DEADLINE_SECS", 5, 3600, 300),
+            idle_timeout: reader.seconds("CITED_LLM_IDLE_TIMEOUT_SECS", 2, 600, 60),
+            structured: reader.parse("CITED_LLM_STRUCTURED", "on or off", "on", |raw| {
+                match raw.trim() {
+                    "on" => Some(true),
+                    "off" => Some(false),
+                    _ => None,
+                }
+            }),
+            price_input: reader.price("CITED_LLM_PRICE_INPUT"),
+            price_output: reader.price("CITED_LLM_PRICE_OUTPUT"),
+        };
         let research = ResearchConfig {
             max_loops: reader.number("CITED_RESEARCH_MAX_LOOPS", 1, 10, 4),
             max_branches: reader.number("CITED_RESEARCH_MAX_BRANCHES", 1, 8, 4),
@@ -307,6 +393,7 @@ impl Config {
                 parse_engines,
             ),
             deep_reads: reader.number("CITED_RESEARCH_DEEP_READS", 0, 4, 2),
+            deadline: reader.seconds("CITED_RESEARCH_DEADLINE_SECS", 10, 7200, 900),
         };
         let sources = reader.parse(
             "CITED_SOURCES",
@@ -342,6 +429,7 @@ impl Config {
             llm,
             llm_context_chars,
             agent_max_searches,
+            limits,
             log,
             max_question_chars,
             session_idle,
@@ -381,6 +469,26 @@ impl fmt::Display for Config {
         }
         writeln!(f, "CITED_LLM_CONTEXT_CHARS={}", self.llm_context_chars)?;
         writeln!(f, "CITED_AGENT_MAX_SEARCHES={}", self.agent_max_searches)?;
+        let limits = &self.limits;
+        writeln!(f, "CITED_LLM_MAX_TOKENS_PLAN={}", limits.max_tokens_plan)?;
+        writeln!(f, "CITED_LLM_MAX_TOKENS_VERIFY={}", limits.max_tokens_verify)?;
+        writeln!(f, "CITED_LLM_MAX_TOKENS_BRANCH={}", limits.max_tokens_branch)?;
+        writeln!(f, "CITED_LLM_MAX_TOKENS_ANSWER={}", limits.max_tokens_answer)?;
+        writeln!(
+            f,
+            "CITED_LLM_CALL_DEADLINE_SECS={}",
+            limits.call_deadline.as_secs()
+        )?;
+        writeln!(
+            f,
+            "CITED_LLM_IDLE_TIMEOUT_SECS={}",
+            limits.idle_timeout.as_secs()
+        )?;
+        let on_off = if limits.structured { "on" } else { "off" };
+        writeln!(f, "CITED_LLM_STRUCTURED={on_off}")?;
+        let price = |price: Option<f64>| price.map_or("none".to_string(), |p| p.to_string());
+        writeln!(f, "CITED_LLM_PRICE_INPUT={}", price(limits.price_input))?;
+        writeln!(f, "CITED_LLM_PRICE_OUTPUT={}", price(limits.price_output))?;
         let research = &self.research;
         let engines = |list: &[String]| {
             if list.is_empty() {
@@ -412,6 +520,11 @@ impl fmt::Display for Config {
             engines(&research.engines_en)
         )?;
         writeln!(f, "CITED_RESEARCH_DEEP_READS={}", research.deep_reads)?;
+        writeln!(
+            f,
+            "CITED_RESEARCH_DEADLINE_SECS={}",
+            research.deadline.as_secs()
+        )?;
         writeln!(f, "CITED_SOURCES={}", self.sources.as_str())?;
         writeln!(
             f,
@@ -463,6 +576,23 @@ impl Reader<'_> {
         self.parse(var, &accepts, &default.to_string(), |raw| {
             parse_in_range(raw, min, max).map(|secs| Duration::from_secs(secs as u64))
         })
+    }
+
+    /// A price per million tokens (`0.15`), or none.
+    fn price(&mut self, var: &'static str) -> Option<f64> {
+        self.parse(
+            var,
+            "a price per million tokens such as 0.15, or none",
+            "none",
+            |raw| match raw.trim() {
+                "none" => Some(None),
+                raw => raw
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|price| price.is_finite() && *price >= 0.0)
+                    .map(Some),
+            },
+        )
     }
 
     /// Parses `var`, or the default when it is unset or rejected (with a warning).

@@ -1,5 +1,6 @@
 //! `cited doctor`: checks SearXNG and the model endpoint and says, for each problem, what
-//! to do about it. Returns a report; `main` prints it and turns it into the exit code.
+//! to do about it. When the model answers, it is probed as each mode will use it:
+//! streaming, tool calls, JSON-schema output and the server's context length. Returns a report; `main` prints it and turns it into the exit code.
 
 use std::fmt;
 use std::time::Duration;
@@ -9,6 +10,8 @@ use serde_json::Value;
 
 use crate::model::Lang;
 use crate::ssr::config::{Config, LlmConfig};
+use crate::ssr::llm::openai::{ClientOptions, OpenAiClient};
+use crate::ssr::llm::{ChatEvent, ChatModel, ChatRequest, Message, Schema, SchemaSupport};
 use crate::ssr::search::health;
 use crate::ssr::search::searxng::Searxng;
 
@@ -64,7 +67,231 @@ pub async fn run(config: &Config) -> Vec<Finding> {
         },
         Some(llm) => check_model(llm).await,
     };
-    vec![search, model]
+    let mut findings = vec![search];
+    let reachable = model.verdict != Verdict::Problem;
+    findings.push(model);
+    if let (Some(llm), true) = (&config.llm, reachable) {
+        findings.extend(probe_model(llm, config).await);
+    }
+    findings
+}
+
+/// How long one probe may take.
+const PROBE_DEADLINE: Duration = Duration::from_secs(60);
+
+/// What one probe's stream gave.
+#[derive(Debug, Default)]
+struct Probe {
+    text: String,
+    pieces: u64,
+    tool_calls: usize,
+    first_piece: Option<Duration>,
+    error: Option<String>,
+}
+
+async fn probe(client: &OpenAiClient, request: ChatRequest) -> Probe {
+    use futures_util::StreamExt;
+    let started = std::time::Instant::now();
+    let mut probe = Probe::default();
+    let work = async {
+        let mut stream = match client.stream(request).await {
+            Ok(stream) => stream,
+            Err(error) => {
+                probe.error = Some(error.to_string());
+                return;
+            }
+        };
+        while let Some(event) = stream.next().await {
+            match event {
+                Ok(ChatEvent::Text(piece) | ChatEvent::Reasoning(piece)) => {
+                    probe.first_piece.get_or_insert(started.elapsed());
+                    probe.pieces += 1;
+                    probe.text.push_str(&piece);
+                }
+                Ok(ChatEvent::ToolCalls(calls)) => probe.tool_calls += calls.len(),
+                Ok(ChatEvent::Done { .. }) => break,
+                Err(error) => {
+                    probe.error = Some(error.to_string());
+                    break;
+                }
+            }
+        }
+    };
+    if tokio::time::timeout(PROBE_DEADLINE, work).await.is_err() {
+        probe.error = Some(format!("no answer within {} s", PROBE_DEADLINE.as_secs()));
+    }
+    probe
+}
+
+/// Asks the model small things, the way each mode will: does it stream, call tools, follow
+/// a JSON schema, and how long a context does the server give it (llama.cpp's `/props`).
+/// Ends with what each mode will do with this model.
+pub async fn probe_model(llm: &LlmConfig, config: &Config) -> Vec<Finding> {
+    let client = OpenAiClient::new(
+        llm,
+        ClientOptions {
+            max_retries: 0,
+            structured: config.limits.structured,
+            ..ClientOptions::default()
+        },
+    );
+    let finding = |verdict, subject, text: String| Finding {
+        verdict,
+        subject,
+        text,
+    };
+    let mut findings = Vec::new();
+    let ask = |text: &str, max_tokens: u32| ChatRequest {
+        messages: vec![Message::User(text.to_string())],
+        max_tokens: Some(max_tokens),
+        ..ChatRequest::default()
+    };
+
+    let streamed = probe(&client, ask("Reply with one word: ready", 16)).await;
+    let streams = streamed.error.is_none() && streamed.pieces > 0;
+    findings.push(match (&streamed.error, streamed.first_piece) {
+        (Some(error), _) => finding(Verdict::Problem, "streaming", format!("a streamed reply failed: {error}")),
+        (None, None) => finding(Verdict::Problem, "streaming", "the model streamed no text".to_string()),
+        (None, Some(first)) => finding(
+            Verdict::Ok,
+            "streaming",
+            format!("first token after {} ms, {} pieces", first.as_millis(), streamed.pieces),
+        ),
+    });
+
+    let tool = crate::ssr::llm::ToolSpec {
+        name: "web_search".to_string(),
+        description: "Search the web. Use it for every factual question.".to_string(),
+        parameters: serde_json::json!({
+            "type": "object",
+            "properties": { "query": { "type": "string" } },
+            "required": ["query"],
+        }),
+    };
+    let tooled = probe(
+        &client,
+        ChatRequest {
+            tools: vec![tool],
+            ..ask("Search the web for the latest Rust release.", 64)
+        },
+    )
+    .await;
+    let calls_tools = tooled.tool_calls > 0;
+    findings.push(match (&tooled.error, calls_tools) {
+        (_, true) => finding(Verdict::Ok, "tool calls", "the model called web_search".to_string()),
+        (Some(error), false) => finding(
+            Verdict::Note,
+            "tool calls",
+            format!("the server refused tools ({error}); Agent mode falls back to search-then-answer"),
+        ),
+        (None, false) => finding(
+            Verdict::Note,
+            "tool calls",
+            "the model answered without calling web_search when asked to search; for llama.cpp start llama-server with --jinja".to_string(),
+        ),
+    });
+
+    let schema = Schema {
+        name: "probe",
+        schema: serde_json::json!({
+            "type": "object",
+            "properties": { "answer": { "type": "string", "maxLength": 40 } },
+            "required": ["answer"],
+            "additionalProperties": false,
+        }),
+    };
+    let structured = probe(
+        &client,
+        ChatRequest {
+            schema: Some(schema),
+            ..ask("What colour is the sky? Answer in JSON.", 48)
+        },
+    )
+    .await;
+    let parsed = serde_json::from_str::<Value>(structured.text.trim())
+        .ok()
+        .and_then(|v| v.get("answer").cloned())
+        .is_some();
+    let support = client.schema_support();
+    findings.push(match (support, parsed) {
+        (SchemaSupport::Supported, true) => finding(
+            Verdict::Ok,
+            "JSON schema",
+            "the server enforces response_format json_schema".to_string(),
+        ),
+        (SchemaSupport::Supported, false) => finding(
+            Verdict::Note,
+            "JSON schema",
+            "the server accepts response_format but the reply did not follow the schema; Research reads replies tolerantly".to_string(),
+        ),
+        _ => finding(
+            Verdict::Note,
+            "JSON schema",
+            "no structured output (the server refused response_format, or CITED_LLM_STRUCTURED=off); Research reads replies tolerantly".to_string(),
+        ),
+    });
+
+    if let Some(context) = server_context(llm).await {
+        // About three characters of prompt per token, plus room for the answer.
+        let needed = config.llm_context_chars / 3 + config.limits.max_tokens_answer as usize;
+        findings.push(if context >= needed {
+            finding(
+                Verdict::Ok,
+                "context",
+                format!("the server gives the model {context} tokens of context; CITED_LLM_CONTEXT_CHARS={} fits", config.llm_context_chars),
+            )
+        } else {
+            let fits = context.saturating_sub(config.limits.max_tokens_answer as usize) * 3;
+            finding(
+                Verdict::Note,
+                "context",
+                format!(
+                    "the server gives the model {context} tokens of context, less than CITED_LLM_CONTEXT_CHARS={} needs (~{needed}); set CITED_LLM_CONTEXT_CHARS={} or start the server with a larger context (llama-server -c, Ollama num_ctx)",
+                    config.llm_context_chars,
+                    fits.max(2000),
+                ),
+            )
+        });
+    }
+
+    let modes = format!(
+        "Chat: {}. Agent: {}. Research: {}.",
+        if streams { "streams answers" } else { "cannot stream: answers will fail" },
+        if calls_tools {
+            "the model decides when to search"
+        } else {
+            "the model may answer without searching; such answers are marked and offer 搜索后重答"
+        },
+        match support {
+            SchemaSupport::Supported => "plans and verdicts follow a JSON schema",
+            _ => "plans and verdicts are parsed tolerantly, with one retry",
+        },
+    );
+    findings.push(finding(
+        if streams { Verdict::Ok } else { Verdict::Problem },
+        "modes",
+        modes,
+    ));
+    findings
+}
+
+/// The context size llama.cpp's server gives the model (`GET /props`, beside `/v1`).
+async fn server_context(llm: &LlmConfig) -> Option<usize> {
+    let base = llm.base_url.as_str().trim_end_matches('/');
+    let root = base.strip_suffix("/v1").unwrap_or(base);
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .ok()?;
+    let mut request = client.get(format!("{root}/props"));
+    if let Some(key) = &llm.api_key {
+        request = request.bearer_auth(key.expose());
+    }
+    let body: Value = request.send().await.ok()?.json().await.ok()?;
+    body.pointer("/default_generation_settings/n_ctx")
+        .or_else(|| body.get("n_ctx"))
+        .and_then(Value::as_u64)
+        .and_then(|n| usize::try_from(n).ok())
 }
 
 /// Asks the endpoint for its model list: reachable, key accepted, model offered.

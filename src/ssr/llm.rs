@@ -11,6 +11,7 @@ pub mod budget;
 pub mod deltas;
 pub mod extractive;
 pub mod openai;
+pub mod repetition;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -21,6 +22,7 @@ use futures_util::Stream;
 use serde_json::{json, Value};
 
 use crate::citation::CitationEntry;
+pub use crate::ssr::config::{CallKind, ModelLimits};
 
 /// One message of the conversation sent to the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -171,6 +173,9 @@ impl FinishReason {
 pub enum ChatEvent {
     /// A piece of answer text, as soon as it arrives.
     Text(String),
+    /// A piece of a reasoning model's thinking (`reasoning_content`, or a `<think>` block):
+    /// never answer text, never parsed for citations.
+    Reasoning(String),
     /// The model asks for tools; every call is complete.
     ToolCalls(Vec<ToolCall>),
     /// The end of this response.
@@ -193,6 +198,43 @@ pub struct ChatRequest {
     pub messages: Vec<Message>,
     pub tools: Vec<ToolSpec>,
     pub context: AnswerContext,
+    /// The most tokens the reply may have (`max_tokens`).
+    pub max_tokens: Option<u32>,
+    /// The reply must be JSON of this shape, where the server can enforce it.
+    pub schema: Option<Schema>,
+    /// The whole call, first byte to last, may take no longer ([`crate::ssr::pipeline::stream_reply`]
+    /// cuts it there and keeps what came).
+    pub deadline: Option<Duration>,
+}
+
+impl ChatRequest {
+    /// A request of `kind`, bounded by `limits`.
+    pub fn bounded(messages: Vec<Message>, kind: CallKind, limits: &ModelLimits) -> ChatRequest {
+        ChatRequest {
+            messages,
+            max_tokens: Some(limits.max_tokens(kind)),
+            deadline: Some(limits.call_deadline),
+            ..ChatRequest::default()
+        }
+    }
+}
+
+/// A JSON schema the reply should follow (`response_format: json_schema`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schema {
+    pub name: &'static str,
+    pub schema: Value,
+}
+
+/// Whether the server enforces `response_format: json_schema`, as far as cited knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SchemaSupport {
+    /// Not asked yet.
+    Unknown,
+    Supported,
+    /// The server rejected it (or `CITED_LLM_STRUCTURED=off`): tolerant parsing only.
+    Unsupported,
 }
 
 pub type ChatStream = Pin<Box<dyn Stream<Item = Result<ChatEvent, LlmError>> + Send>>;
@@ -208,6 +250,11 @@ pub enum ModelKind {
 #[async_trait]
 pub trait ChatModel: Send + Sync {
     fn kind(&self) -> ModelKind;
+
+    /// What this model's server does with a [`Schema`].
+    fn schema_support(&self) -> SchemaSupport {
+        SchemaSupport::Unsupported
+    }
 
     /// Starts a streamed completion. Dropping the stream cancels the request.
     async fn stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError>;

@@ -11,7 +11,9 @@
 //! mode and the Research thinker's JSON replies both go through it.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
@@ -20,10 +22,14 @@ use tokio_util::sync::CancellationToken;
 use crate::citation::{render, used_numbers, Allocation, Registry, SourceMap};
 use crate::model::{
     AnswerEvent, CitationEntry, Exchange, ExchangeState, Lang, Level, Mode, Notice, Source, Status,
-    Step,
+    Step, TokenUsage,
 };
 use crate::ssr::config::Titles;
-use crate::ssr::llm::{ChatEvent, ChatModel, ChatRequest, LlmError, Message, ModelKind, ToolCall};
+use crate::ssr::llm::repetition::RepetitionGuard;
+use crate::ssr::llm::{
+    CallKind, ChatEvent, ChatModel, ChatRequest, FinishReason, LlmError, Message, ModelKind,
+    ToolCall, Usage,
+};
 use crate::ssr::messages;
 use crate::ssr::prompts;
 use crate::ssr::search::cache::CacheKey;
@@ -47,6 +53,8 @@ pub struct TurnInput {
     /// The UI language, for statuses and notices (the answer follows the question).
     pub lang: Lang,
     pub mode: Mode,
+    /// Agent: search first whatever the model would do ("搜索后重答").
+    pub force_search: bool,
 }
 
 /// How an answer's citation numbers are owned.
@@ -90,14 +98,40 @@ pub async fn cached_search(
     (result, CacheUse::Miss)
 }
 
+/// Why a reply ended before the model said it was done. Each is told to the user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cut {
+    /// The call's deadline passed ([`ChatRequest::deadline`]).
+    Deadline(Duration),
+    /// The model was repeating itself; the repeats were dropped.
+    Repetition,
+    /// The reply reached its `max_tokens`.
+    Length,
+}
+
 /// A model reply as it ended.
 #[derive(Debug, Default)]
 pub struct Reply {
-    /// All of its text.
+    /// All of its text (without repeats cut by [`Cut::Repetition`]).
     pub text: String,
+    /// A reasoning model's thinking, apart from the text.
+    pub reasoning: String,
     pub tool_calls: Vec<ToolCall>,
     /// Set when the model failed (before or during the stream); `text` is what came first.
     pub error: Option<LlmError>,
+    pub cut: Option<Cut>,
+    /// What the server counted, when it said.
+    pub usage: Option<Usage>,
+    /// Stream pieces of text and reasoning received: about one token each on llama.cpp,
+    /// Ollama and OpenAI, so the progress shown while a reply is written.
+    pub pieces: u64,
+}
+
+/// How far a call has come, for the status line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub elapsed: Duration,
+    pub pieces: u64,
 }
 
 /// Where a reply's text goes while it streams, and when to stop reading it.
@@ -106,53 +140,181 @@ pub trait ReplySink: Send {
     fn halted(&self) -> impl Future<Output = ()> + Send;
     /// A piece of text, as soon as it arrives.
     fn text(&mut self, piece: &str) -> impl Future<Output = Result<(), Halted>> + Send;
+    /// A piece of reasoning.
+    fn reasoning(&mut self, _piece: &str) -> impl Future<Output = Result<(), Halted>> + Send {
+        std::future::ready(Ok(()))
+    }
+    /// Every second while the call runs.
+    fn tick(&mut self, _progress: Progress) -> impl Future<Output = Result<(), Halted>> + Send {
+        std::future::ready(Ok(()))
+    }
 }
 
-/// Reads nothing out loud: the text is only collected (the Research thinker's JSON).
-pub struct Collect;
+/// Reads nothing out loud: the text is only collected (the Research thinker's JSON), and
+/// the pieces counted on `meter`, whose owner shows them as progress.
+pub struct Collect<'a> {
+    pub meter: Option<&'a Meter>,
+}
 
-impl ReplySink for Collect {
+impl ReplySink for Collect<'_> {
     fn halted(&self) -> impl Future<Output = ()> + Send {
         // Thinker calls run inside branches that are aborted as a whole.
         std::future::pending()
     }
 
     async fn text(&mut self, _piece: &str) -> Result<(), Halted> {
+        if let Some(meter) = self.meter {
+            meter.piece();
+        }
         Ok(())
+    }
+
+    async fn reasoning(&mut self, piece: &str) -> Result<(), Halted> {
+        self.text(piece).await
     }
 }
 
-/// The one loop that reads a model's stream: text to `sink`, tool calls collected, the
-/// first error kept in the reply. Dropping the stream (on `Halted`) closes the request.
+/// What one answer's model calls add up to, shared by the turn and the Research thinker
+/// (whose calls run in branches, away from the turn): pieces streamed so far, the tokens
+/// the server counted, and what went wrong quietly that the user should be told.
+#[derive(Debug, Default)]
+pub struct Meter {
+    pieces: AtomicU64,
+    usage: std::sync::Mutex<TokenUsage>,
+    notes: std::sync::Mutex<Vec<String>>,
+}
+
+impl Meter {
+    pub fn piece(&self) {
+        self.pieces.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn pieces(&self) -> u64 {
+        self.pieces.load(Ordering::Relaxed)
+    }
+
+    /// Adds one call's tokens: the server's count, or the pieces when it gave none.
+    pub fn add(&self, reply: &Reply) {
+        let mut total = self.usage.lock().unwrap_or_else(|poison| poison.into_inner());
+        total.calls += 1;
+        match reply.usage {
+            Some(usage) => {
+                total.prompt_tokens += usage.prompt_tokens;
+                total.completion_tokens += usage.completion_tokens;
+            }
+            None => {
+                total.completion_tokens += reply.pieces;
+                total.estimated = true;
+            }
+        }
+    }
+
+    pub fn usage(&self) -> TokenUsage {
+        self.usage
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .clone()
+    }
+
+    /// Something to tell the user once (a step that degraded), deduplicated.
+    pub fn note(&self, text: String) {
+        let mut notes = self.notes.lock().unwrap_or_else(|poison| poison.into_inner());
+        if !notes.contains(&text) {
+            notes.push(text);
+        }
+    }
+
+    fn take_notes(&self) -> Vec<String> {
+        std::mem::take(&mut *self.notes.lock().unwrap_or_else(|poison| poison.into_inner()))
+    }
+}
+
+/// The one loop that reads a model's stream: text to `sink`, reasoning apart, tool calls
+/// collected, the first error kept in the reply. It ends the reply early (and says why in
+/// [`Reply::cut`]) at the request's deadline, when the text starts repeating itself, or at
+/// `max_tokens`. Dropping the stream (on `Halted` or a cut) closes the request.
 pub async fn stream_reply(
     llm: &dyn ChatModel,
     request: ChatRequest,
     sink: &mut impl ReplySink,
 ) -> Result<Reply, Halted> {
     let mut reply = Reply::default();
-    let started = tokio::select! {
-        biased;
-        () = sink.halted() => return Err(Halted),
-        started = llm.stream(request) => started,
-    };
-    let mut stream = match started {
-        Ok(stream) => stream,
-        Err(error) => {
-            reply.error = Some(error);
-            return Ok(reply);
+    let started = Instant::now();
+    let deadline = request.deadline.unwrap_or(NO_DEADLINE);
+    let expired = tokio::time::sleep(deadline);
+    tokio::pin!(expired);
+    let mut ticker = tokio::time::interval_at(started + TICK, TICK);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut repetition = RepetitionGuard::default();
+    let start = llm.stream(request);
+    tokio::pin!(start);
+    let mut stream = loop {
+        tokio::select! {
+            biased;
+            () = sink.halted() => return Err(Halted),
+            () = &mut expired => {
+                reply.cut = Some(Cut::Deadline(deadline));
+                return Ok(reply);
+            }
+            started = &mut start => match started {
+                Ok(stream) => break stream,
+                Err(error) => {
+                    reply.error = Some(error);
+                    return Ok(reply);
+                }
+            },
+            _ = ticker.tick() => {
+                sink.tick(Progress { elapsed: started.elapsed(), pieces: 0 }).await?;
+            }
         }
     };
     loop {
         let next = tokio::select! {
             biased;
             () = sink.halted() => return Err(Halted),
+            () = &mut expired => {
+                reply.cut = Some(Cut::Deadline(deadline));
+                return Ok(reply);
+            }
             next = stream.next() => next,
+            _ = ticker.tick() => {
+                let progress = Progress { elapsed: started.elapsed(), pieces: reply.pieces };
+                sink.tick(progress).await?;
+                continue;
+            }
         };
         match next {
-            None | Some(Ok(ChatEvent::Done { .. })) => return Ok(reply),
+            None => return Ok(reply),
+            Some(Ok(ChatEvent::Done {
+                finish_reason,
+                usage,
+            })) => {
+                reply.usage = usage;
+                if finish_reason == Some(FinishReason::Length) {
+                    reply.cut = Some(Cut::Length);
+                }
+                return Ok(reply);
+            }
             Some(Ok(ChatEvent::Text(piece))) => {
+                reply.pieces += 1;
                 reply.text.push_str(&piece);
                 sink.text(&piece).await?;
+                if let Some(keep) = repetition.check(&reply.text) {
+                    tracing::warn!(chars = reply.text.chars().count(), "the model repeats itself; cut");
+                    reply.text.truncate(keep);
+                    reply.cut = Some(Cut::Repetition);
+                    return Ok(reply);
+                }
+            }
+            Some(Ok(ChatEvent::Reasoning(piece))) => {
+                reply.pieces += 1;
+                reply.reasoning.push_str(&piece);
+                sink.reasoning(&piece).await?;
+                if let Some(keep) = repetition.check(&reply.reasoning) {
+                    reply.reasoning.truncate(keep);
+                    reply.cut = Some(Cut::Repetition);
+                    return Ok(reply);
+                }
             }
             Some(Ok(ChatEvent::ToolCalls(mut calls))) => reply.tool_calls.append(&mut calls),
             Some(Err(error)) => {
@@ -162,6 +324,11 @@ pub async fn stream_reply(
         }
     }
 }
+
+/// How often a running call reports its progress.
+const TICK: Duration = Duration::from_secs(1);
+/// A request without a deadline (tests, scripted fakes) still ends some day.
+const NO_DEADLINE: Duration = Duration::from_secs(24 * 3600);
 
 /// One answer being written.
 pub struct Turn {
@@ -184,6 +351,8 @@ pub struct Turn {
     /// saved registry come from once a `/reset` or another conversation replaced the
     /// session's.
     snapshot: Registry,
+    /// What this answer's model calls streamed and used, the thinker's included.
+    pub meter: Arc<Meter>,
 }
 
 impl Turn {
@@ -219,6 +388,7 @@ impl Turn {
             provider: None,
             stored: None,
             snapshot: Registry::new(),
+            meter: Arc::new(Meter::default()),
         };
         // Sent even when a stop already landed, so every answer the browser sees starts;
         // nobody listening is noticed by the first step that checks.
@@ -308,13 +478,58 @@ impl Turn {
         }
     }
 
-    /// Runs `work` unless the answer stops first.
+    /// Runs `work` unless the answer stops first. Every second it runs, the status line's
+    /// progress says how long it has taken and how many model tokens streamed meanwhile
+    /// (a plan, a verdict, branches), so no wait is silent.
     pub async fn guard<T>(&self, work: impl Future<Output = T>) -> Result<T, Halted> {
-        tokio::select! {
-            biased;
-            () = self.halted() => Err(Halted),
-            done = work => Ok(done),
+        self.guard_since(Instant::now(), self.meter.pieces(), work)
+            .await
+    }
+
+    /// [`Turn::guard`] for one wait of a longer piece of work that began at `started`,
+    /// when the meter read `base`: the progress counts from there.
+    pub async fn guard_since<T>(
+        &self,
+        started: Instant,
+        base: u64,
+        work: impl Future<Output = T>,
+    ) -> Result<T, Halted> {
+        let first = started + TICK * (started.elapsed().as_secs() as u32 + 1);
+        let mut ticker = tokio::time::interval_at(first.into(), TICK);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                biased;
+                () = self.halted() => return Err(Halted),
+                done = &mut work => return Ok(done),
+                _ = ticker.tick() => {
+                    let tokens = self.meter.pieces().saturating_sub(base);
+                    self.progress(started.elapsed(), tokens).await?;
+                }
+            }
         }
+    }
+
+    /// The status line's progress: seconds and tokens.
+    pub async fn progress(&self, elapsed: Duration, tokens: u64) -> Result<(), Halted> {
+        let secs = u32::try_from(elapsed.as_secs()).unwrap_or(u32::MAX);
+        self.send(AnswerEvent::Progress { secs, tokens }).await
+    }
+
+    /// Tells the user about a reply that ended early ([`Cut`]); `what` names the limit
+    /// for a length cut.
+    pub async fn cut_notice(&mut self, cut: Cut, max_tokens: Option<u32>) -> Result<(), Halted> {
+        let text = cut_text(self.texts(), cut, max_tokens);
+        self.notice(Level::Warning, text).await
+    }
+
+    /// Tells what the thinker noted while it worked (a step that degraded), once each.
+    pub async fn flush_notes(&mut self) -> Result<(), Halted> {
+        for text in self.meter.take_notes() {
+            self.notice(Level::Warning, text).await?;
+        }
+        Ok(())
     }
 
     /// Sends an event. Never waits past a stop: a full channel (a slow browser) cannot
@@ -506,17 +721,39 @@ impl Turn {
     /// Streams a model reply into the answer, token by token. `clear_status` empties the
     /// status line at the first token. A model failure is returned in the reply (the caller
     /// decides whether it fails the answer).
+    ///
+    /// The call is bounded by the answer limits unless the request sets its own; a reply cut
+    /// short is told in a notice, and repeats cut from the text leave the answer too.
     pub async fn stream_model(
         &mut self,
-        request: ChatRequest,
+        mut request: ChatRequest,
         clear_status: bool,
     ) -> Result<Reply, Halted> {
+        let limits = &self.state.config.limits;
+        request
+            .max_tokens
+            .get_or_insert(limits.max_tokens(CallKind::Answer));
+        request.deadline.get_or_insert(limits.call_deadline);
+        let max_tokens = request.max_tokens;
         let llm = Arc::clone(&self.state.llm);
+        let before = self.exchange.answer.len();
         let mut sink = AnswerSink {
             turn: self,
             clear_status,
+            texted: false,
         };
-        stream_reply(llm.as_ref(), request, &mut sink).await
+        let reply = stream_reply(llm.as_ref(), request, &mut sink).await?;
+        self.meter.add(&reply);
+        if let Some(cut) = reply.cut {
+            if cut == Cut::Repetition {
+                self.exchange.answer.truncate(before + reply.text.len());
+                let answer = self.exchange.answer.clone();
+                self.send(AnswerEvent::Rewrite { answer }).await?;
+            }
+            tracing::warn!(?cut, "the model's reply was cut");
+            self.cut_notice(cut, max_tokens).await?;
+        }
+        Ok(reply)
     }
 
     /// Ends the answer: stopped or done, the sources it may cite, the numbers it cites,
@@ -537,18 +774,67 @@ impl Turn {
             let plan = plan.clone();
             self.send_anyway(AnswerEvent::Plan { plan }).await;
         }
-        let mut exchange = std::mem::take(&mut self.exchange);
-        let sources = SourceMap::new(exchange.sources.iter().cloned());
-        for problem in render(&exchange.answer, &sources).problems {
+        for text in self.meter.take_notes() {
+            self.exchange.notices.push(Notice {
+                level: Level::Warning,
+                text: text.clone(),
+            });
+            self.send_anyway(AnswerEvent::Notice {
+                notice: Notice {
+                    level: Level::Warning,
+                    text,
+                },
+            })
+            .await;
+        }
+        let sources = SourceMap::new(self.exchange.sources.iter().cloned());
+        for problem in render(&self.exchange.answer, &sources).problems {
             // Seed 002 "引用丢失": the marker stays text; the log says so.
             tracing::warn!(number = problem.number, marker = %problem.marker, "引用丢失: the answer cites a number with no source");
         }
-        exchange.cited = used_numbers(&exchange.answer, &sources);
+        self.exchange.cited = used_numbers(&self.exchange.answer, &sources);
+        let answered = !self.exchange.answer.trim().is_empty();
+        if answered {
+            self.exchange.coverage = Some(crate::citation::coverage::coverage(
+                &self.exchange.answer,
+                &sources,
+            ));
+        }
+        // Sources were found, the answer cites none of them: say so beside it.
+        if answered
+            && !self.exchange.offline
+            && !self.exchange.stopped
+            && !self.exchange.sources.is_empty()
+            && self.exchange.cited.is_empty()
+        {
+            let notice = Notice {
+                level: Level::Warning,
+                text: self.texts().uncited_warning.to_string(),
+            };
+            self.exchange.notices.push(notice.clone());
+            self.send_anyway(AnswerEvent::Notice { notice }).await;
+        }
+        let usage = self.meter.usage();
+        if usage.calls > 0 {
+            let cost = self
+                .state
+                .config
+                .limits
+                .cost(usage.prompt_tokens, usage.completion_tokens);
+            self.exchange.usage = Some(crate::model::TokenUsage {
+                cost_micros: cost.map(|cost| (cost * 1e6).round() as u64),
+                ..usage
+            });
+        }
+        let mut exchange = std::mem::take(&mut self.exchange);
         exchange.done = true;
-        tracing::info!(chars = exchange.answer.chars().count(), cited = ?exchange.cited, stopped = exchange.stopped, "answer done");
+        tracing::info!(chars = exchange.answer.chars().count(), cited = ?exchange.cited, coverage = ?exchange.coverage, usage = ?exchange.usage, stopped = exchange.stopped, "answer done");
         let done = AnswerEvent::Done {
             cited: exchange.cited.clone(),
             stopped: exchange.stopped,
+            coverage: exchange.coverage,
+            usage: exchange.usage.clone(),
+            unsearched: exchange.unsearched,
         };
         self.send_anyway(done).await;
         exchange.state = if exchange.stopped {
@@ -596,13 +882,17 @@ impl Turn {
         let owner = self.session.id.to_string();
         let asked = crate::ssr::store::title_from(&exchange.question);
         let request = ChatRequest {
-            messages: prompts::title_messages(&exchange.question, &exchange.answer),
-            ..ChatRequest::default()
+            deadline: Some(TITLE_DEADLINE),
+            ..ChatRequest::bounded(
+                prompts::title_messages(&exchange.question, &exchange.answer),
+                CallKind::Title,
+                &self.state.config.limits,
+            )
         };
         tokio::spawn(async move {
             let written = tokio::time::timeout(
                 TITLE_DEADLINE,
-                stream_reply(llm.as_ref(), request, &mut Collect),
+                stream_reply(llm.as_ref(), request, &mut Collect { meter: None }),
             )
             .await;
             let Ok(Ok(Reply {
@@ -624,7 +914,18 @@ impl Turn {
 }
 
 /// How long a title may take.
-const TITLE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+const TITLE_DEADLINE: Duration = Duration::from_secs(30);
+
+/// The notice for a cut reply.
+pub fn cut_text(t: &crate::i18n::Texts, cut: Cut, max_tokens: Option<u32>) -> String {
+    match cut {
+        Cut::Deadline(after) => t.cut_deadline.replace("{secs}", &after.as_secs().to_string()),
+        Cut::Repetition => t.cut_repetition.to_string(),
+        Cut::Length => t
+            .cut_length
+            .replace("{tokens}", &max_tokens.map_or("?".to_string(), |n| n.to_string())),
+    }
+}
 
 /// A model's title reply as a title: its first non-empty line, without citation markers,
 /// quotes, Markdown emphasis or a final full stop.
@@ -671,6 +972,8 @@ pub fn clean_title(reply: &str) -> String {
 struct AnswerSink<'a> {
     turn: &'a mut Turn,
     clear_status: bool,
+    /// Answer text has arrived (progress is shown only before).
+    texted: bool,
 }
 
 impl ReplySink for AnswerSink<'_> {
@@ -682,7 +985,24 @@ impl ReplySink for AnswerSink<'_> {
         if std::mem::take(&mut self.clear_status) {
             self.turn.status(None).await?;
         }
+        self.texted = true;
+        self.turn.meter.piece();
         self.turn.token(piece.to_string()).await
+    }
+
+    async fn reasoning(&mut self, piece: &str) -> Result<(), Halted> {
+        self.turn.meter.piece();
+        self.turn.exchange.reasoning.push_str(piece);
+        let text = piece.to_string();
+        self.turn.send(AnswerEvent::Reasoning { text }).await
+    }
+
+    async fn tick(&mut self, progress: Progress) -> Result<(), Halted> {
+        // Only while the status line shows (no answer text yet).
+        if !self.texted {
+            self.turn.progress(progress.elapsed, progress.pieces).await?;
+        }
+        Ok(())
     }
 }
 

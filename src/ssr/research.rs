@@ -16,13 +16,14 @@ pub mod thinker;
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
 
 use crate::citation::prompt::tool_output;
 use crate::model::{
-    AnswerEvent, BranchStatus, Conclusion, Evidence, Exchange, Lang, Reliability, ResearchLoop,
+    AnswerEvent, BranchStatus, Conclusion, Evidence, Exchange, Lang, Level, Reliability, ResearchLoop,
     ResearchPlan, Source, Status, StopReason, SubQuestion, Verdict,
 };
 use crate::ssr::llm::{AnswerContext, ChatRequest, Message, ModelKind};
@@ -130,6 +131,10 @@ struct Run<'a> {
     candidates: Vec<String>,
     chain: String,
     next_id: u32,
+    /// When the research loops must end (`CITED_RESEARCH_DEADLINE_SECS`).
+    deadline: Instant,
+    /// What the deadline cut, for the notice.
+    cut: Vec<String>,
 }
 
 impl Run<'_> {
@@ -205,8 +210,18 @@ impl Run<'_> {
 
     /// Runs one loop's branches concurrently, registering each in branch order as soon as
     /// it and every branch before it are done.
-    async fn branches(&mut self, loop_index: usize, planned: Vec<Planned>) -> Result<(), Halted> {
+    ///
+    /// At the research deadline the branches still running are abandoned (recorded as
+    /// failed, named in the notice) and `true` is returned.
+    async fn branches(
+        &mut self,
+        loop_index: usize,
+        planned: Vec<Planned>,
+    ) -> Result<bool, Halted> {
         let count = planned.len();
+        let started = Instant::now();
+        let base = self.turn.meter.pieces();
+        let deadline = self.deadline;
         let config = &self.turn.state.config.research;
         let semaphore = Arc::new(Semaphore::new(config.max_branches));
         let timeout = config.branch_timeout;
@@ -243,18 +258,41 @@ impl Run<'_> {
             enum Woke {
                 Started(usize),
                 Joined(Option<Result<(tokio::task::Id, Outcome), tokio::task::JoinError>>),
+                Deadline,
             }
             let woke = self
                 .turn
-                .guard(async {
+                .guard_since(started, base, async {
                     tokio::select! {
                         biased;
+                        () = tokio::time::sleep_until(deadline.into()) => Woke::Deadline,
                         Some(index) = started_rx.recv() => Woke::Started(index),
                         joined = set.join_next_with_id() => Woke::Joined(joined),
                     }
                 })
                 .await?;
             match woke {
+                Woke::Deadline => {
+                    // Finished branches still count, in order; the rest are given up.
+                    drop(set);
+                    for index in next..count {
+                        match outcomes[index].take() {
+                            Some(outcome) => self.register(loop_index, index, outcome).await?,
+                            None => {
+                                let error = self.turn.texts().stop_deadline.to_string();
+                                let sub = &mut self.plan().loops[loop_index].sub_questions[index];
+                                sub.status = BranchStatus::Failed;
+                                sub.error = Some(error);
+                                let question = sub.question.clone();
+                                self.cut.push(question);
+                            }
+                        }
+                    }
+                    let sources = self.turn.answer_sources();
+                    self.turn.sources(sources).await?;
+                    self.send_plan().await?;
+                    return Ok(true);
+                }
                 Woke::Started(index) => {
                     self.plan().loops[loop_index].sub_questions[index].status =
                         BranchStatus::Running;
@@ -290,7 +328,26 @@ impl Run<'_> {
                 self.send_plan().await?;
             }
         }
-        Ok(())
+        self.turn.flush_notes().await?;
+        Ok(false)
+    }
+
+    /// Runs a thinker step unless the research deadline comes first (`None`: it came, and
+    /// `what` goes into the notice).
+    async fn before_deadline<T>(
+        &mut self,
+        what: &str,
+        work: impl std::future::Future<Output = T>,
+    ) -> Result<Option<T>, Halted> {
+        let done = self
+            .turn
+            .guard(tokio::time::timeout_at(self.deadline.into(), work))
+            .await?;
+        if done.is_err() {
+            self.cut.push(what.to_string());
+        }
+        self.turn.flush_notes().await?;
+        Ok(done.ok())
     }
 
     /// Marks every sub-question matching a pruned direction.
@@ -331,7 +388,11 @@ impl Run<'_> {
             candidates: &self.candidates,
             chain: &self.chain,
         };
-        let planned = self.turn.guard(self.thinker.plan(&context)).await?;
+        let thinker = Arc::clone(&self.thinker);
+        let what = self.turn.texts().research_step_plan;
+        let Some(planned) = self.before_deadline(what, thinker.plan(&context)).await? else {
+            return Ok(Step::Stop(StopReason::Deadline));
+        };
         match planned {
             Ok(planned) => {
                 let admitted = admit(planned, &self.completed, &self.pruned);
@@ -353,10 +414,14 @@ impl Run<'_> {
         self.turn.status(Some(Status::Verifying)).await?;
         let evidence = evidence_lines(self.plan());
         let question = self.turn.input.question.clone();
-        let judged = self
-            .turn
-            .guard(self.thinker.verify(&question, &evidence))
-            .await?;
+        let thinker = Arc::clone(&self.thinker);
+        let what = self.turn.texts().research_step_verify;
+        let Some(judged) = self
+            .before_deadline(what, thinker.verify(&question, &evidence))
+            .await?
+        else {
+            return Ok(Step::Stop(StopReason::Deadline));
+        };
         let judgement = match judged {
             Ok(judgement) => judgement,
             Err(error) => {
@@ -385,6 +450,9 @@ impl Run<'_> {
     async fn research(&mut self) -> Result<Option<StopReason>, Halted> {
         let max_loops = self.turn.state.config.research.max_loops;
         for loop_number in 1..=max_loops {
+            if Instant::now() >= self.deadline {
+                return Ok(Some(StopReason::Deadline));
+            }
             let planned = match self.plan_loop(loop_number).await? {
                 Step::Go(planned) => planned,
                 Step::Stop(reason) => return Ok(Some(reason)),
@@ -412,7 +480,9 @@ impl Run<'_> {
             self.send_plan().await?;
             let count = u32::try_from(planned.len()).unwrap_or(u32::MAX);
             self.turn.status(Some(Status::Branches { count })).await?;
-            self.branches(loop_index, planned).await?;
+            if self.branches(loop_index, planned).await? {
+                return Ok(Some(StopReason::Deadline));
+            }
             let this_loop = &self.plan().loops[loop_index];
             if this_loop
                 .sub_questions
@@ -467,6 +537,7 @@ impl Run<'_> {
                     .summarise(&question, &self.chain, &evidence, &sources),
             )
             .await?;
+        self.turn.flush_notes().await?;
         let summary = match summarised {
             Ok(summary) => summary,
             Err(error) => return self.turn.model_failed(&error).await,
@@ -491,8 +562,8 @@ impl Run<'_> {
                     &tool_output(&registry, &numbers, self.env.snippet_chars),
                 )),
             ],
-            tools: Vec::new(),
             context: AnswerContext { question, sources },
+            ..ChatRequest::default()
         };
         self.turn.status(Some(Status::Generating)).await?;
         let reply = self.turn.stream_model(request, true).await?;
@@ -572,6 +643,21 @@ pub fn result_json(exchange: &Exchange) -> serde_json::Value {
         "notices": exchange.notices,
         "offline": exchange.offline,
         "stopped": exchange.stopped,
+        "coverage": exchange.coverage.map(|c| serde_json::json!({
+            "cited": c.cited,
+            "claims": c.claims,
+            "percent": c.percent(),
+        })),
+        "usage": exchange.usage.as_ref().map(|u| serde_json::json!({
+            "prompt_tokens": u.prompt_tokens,
+            "completion_tokens": u.completion_tokens,
+            "total_tokens": u.total(),
+            "calls": u.calls,
+            "estimated": u.estimated,
+            "cost": u.cost(),
+        })),
+        "reasoning": exchange.reasoning,
+        "unsearched": exchange.unsearched,
     })
 }
 
@@ -583,6 +669,7 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
         max_loops,
         ..ResearchPlan::default()
     });
+    let state_deadline = turn.state.config.research.deadline;
     let provider = turn.provider().await?;
     let state = &turn.state;
     let thinker: Arc<dyn Thinker> = match state.llm.kind() {
@@ -590,6 +677,9 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
         ModelKind::Remote => Arc::new(ModelThinker {
             llm: Arc::clone(&state.llm),
             snippet_chars: state.config.snippet_chars,
+            limits: state.config.limits.clone(),
+            meter: Arc::clone(&turn.meter),
+            lang: turn.input.lang,
         }),
     };
     let env = Arc::new(Env {
@@ -611,6 +701,8 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
         candidates: Vec::new(),
         chain: String::new(),
         next_id: 0,
+        deadline: Instant::now() + state_deadline,
+        cut: Vec::new(),
     };
     let outcome = match run.research().await {
         Ok(Some(stop)) => {
@@ -621,6 +713,19 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
             );
             run.plan().stop = Some(stop);
             run.send_plan().await?;
+            if stop == StopReason::Deadline {
+                let t = run.turn.texts();
+                let list = if run.cut.is_empty() {
+                    t.research_step_plan.to_string()
+                } else {
+                    run.cut.join(if run.turn.lang() == Lang::ZhCn { "、" } else { ", " })
+                };
+                let text = t
+                    .research_deadline
+                    .replace("{secs}", &state_deadline.as_secs().to_string())
+                    .replace("{cut}", &list);
+                run.turn.notice(Level::Warning, text).await?;
+            }
             run.conclude().await
         }
         Ok(None) => Ok(()),

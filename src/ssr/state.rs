@@ -55,7 +55,14 @@ impl AppState {
             .build();
         let searxng = Searxng::new(&config);
         let llm: Arc<dyn ChatModel> = match &config.llm {
-            Some(llm) => Arc::new(OpenAiClient::new(llm, ClientOptions::default())),
+            Some(llm) => Arc::new(OpenAiClient::new(
+                llm,
+                ClientOptions {
+                    idle_timeout: config.limits.idle_timeout,
+                    structured: config.limits.structured,
+                    ..ClientOptions::default()
+                },
+            )),
             None => Arc::new(Extractive),
         };
         let knowledge = Arc::new(KnowledgeBase::open(

@@ -123,6 +123,7 @@ async fn agent(
         search_enabled: false,
         lang: Lang::ZhCn,
         mode: Mode::Agent,
+        force_search: false,
     };
     let exchange = answer::run(
         state.clone(),
@@ -251,6 +252,7 @@ async fn numbering_continues_across_questions_and_restarts_after_reset() {
         search_enabled: true,
         lang: Lang::ZhCn,
         mode: Mode::Chat,
+        force_search: false,
     };
     let chat_exchange = answer::run(
         chat_state,

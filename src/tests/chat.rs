@@ -147,6 +147,7 @@ async fn ask(
         search_enabled,
         lang: Lang::ZhCn,
         mode: Mode::Chat,
+        force_search: false,
     };
     let exchange = answer::run(
         harness.state.clone(),
@@ -310,6 +311,7 @@ async fn stop_ends_the_answer_and_keeps_what_was_written() {
         search_enabled: false,
         lang: Lang::ZhCn,
         mode: Mode::Chat,
+        force_search: false,
     };
     let run = {
         let (state, session, cancel) = (h.state.clone(), h.session.clone(), cancel.clone());
@@ -349,6 +351,7 @@ async fn a_reset_during_an_answer_is_not_undone_by_it() {
         search_enabled: false,
         lang: Lang::ZhCn,
         mode: Mode::Chat,
+        force_search: false,
     };
     let run = {
         let (state, session) = (h.state.clone(), h.session.clone());

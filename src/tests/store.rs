@@ -342,6 +342,7 @@ async fn answer(state: &AppState, session: &Arc<Session>, question: &str, mode: 
         search_enabled: true,
         lang: Lang::ZhCn,
         mode,
+        force_search: false,
     };
     let exchange = crate::ssr::answer::run(
         state.clone(),
@@ -429,6 +430,7 @@ fn a_crash_mid_answer_leaves_the_question_interrupted() {
                 search_enabled: false,
                 lang: Lang::ZhCn,
                 mode: Mode::Chat,
+                force_search: false,
             };
             tokio::spawn(crate::ssr::answer::run(
                 state,

@@ -7,11 +7,17 @@
 //! servers (Ollama, vLLM, llama.cpp, DeepSeek, DashScope) differ in small ways a strictly
 //! typed client trips over.
 //!
+//! Every request carries its `max_tokens`; a request with a [`crate::ssr::llm::Schema`]
+//! asks for `response_format: json_schema` until the server rejects it once, after which
+//! this client (one per model) asks without it.
+//!
 //! Before the stream starts, 429 and 5xx answers are retried with bounded exponential
 //! backoff that honours `Retry-After`. Timeouts: connect, first byte (headers), and idle
 //! between stream events. Dropping the returned stream closes the connection.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -23,7 +29,9 @@ use serde_json::{json, Value};
 
 use crate::ssr::config::{LlmConfig, Secret};
 use crate::ssr::llm::deltas::DeltaAssembler;
-use crate::ssr::llm::{ChatEvent, ChatModel, ChatRequest, ChatStream, LlmError, ModelKind};
+use crate::ssr::llm::{
+    ChatEvent, ChatModel, ChatRequest, ChatStream, LlmError, ModelKind, SchemaSupport,
+};
 
 #[derive(Debug, Clone)]
 pub struct ClientOptions {
@@ -37,6 +45,8 @@ pub struct ClientOptions {
     pub backoff_base: Duration,
     /// No single wait is longer; a `Retry-After` beyond it gives up at once.
     pub max_backoff: Duration,
+    /// Ask for `response_format: json_schema` when a request carries a schema.
+    pub structured: bool,
 }
 
 impl Default for ClientOptions {
@@ -48,6 +58,7 @@ impl Default for ClientOptions {
             max_retries: 3,
             backoff_base: Duration::from_millis(500),
             max_backoff: Duration::from_secs(20),
+            structured: true,
         }
     }
 }
@@ -61,7 +72,14 @@ pub struct OpenAiClient {
     api_key: Option<Secret>,
     model: String,
     options: ClientOptions,
+    /// What the server did with `response_format` the first time it was asked: probed once
+    /// per model and remembered ([`SchemaSupport`] as a byte).
+    schema_support: Arc<AtomicU8>,
 }
+
+const SCHEMA_UNKNOWN: u8 = 0;
+const SCHEMA_SUPPORTED: u8 = 1;
+const SCHEMA_UNSUPPORTED: u8 = 2;
 
 impl OpenAiClient {
     pub fn new(config: &LlmConfig, options: ClientOptions) -> OpenAiClient {
@@ -79,11 +97,16 @@ impl OpenAiClient {
                 .to_string(),
             api_key: config.api_key.clone(),
             model: config.model.clone(),
+            schema_support: Arc::new(AtomicU8::new(if options.structured {
+                SCHEMA_UNKNOWN
+            } else {
+                SCHEMA_UNSUPPORTED
+            })),
             options,
         }
     }
 
-    fn body(&self, request: &ChatRequest, with_stream_options: bool) -> Value {
+    fn body(&self, request: &ChatRequest, with_stream_options: bool, with_schema: bool) -> Value {
         let mut body = json!({
             "model": self.model,
             "messages": request.messages.iter().map(|m| m.to_json()).collect::<Vec<_>>(),
@@ -95,19 +118,33 @@ impl OpenAiClient {
         if !request.tools.is_empty() {
             body["tools"] = request.tools.iter().map(|t| t.to_json()).collect();
         }
+        if let Some(max_tokens) = request.max_tokens {
+            body["max_tokens"] = json!(max_tokens);
+        }
+        if let (Some(schema), true) = (&request.schema, with_schema) {
+            body["response_format"] = json!({
+                "type": "json_schema",
+                "json_schema": { "name": schema.name, "strict": true, "schema": schema.schema },
+            });
+        }
         body
+    }
+
+    fn asks_schema(&self, request: &ChatRequest) -> bool {
+        request.schema.is_some() && self.schema_support.load(Ordering::Relaxed) != SCHEMA_UNSUPPORTED
     }
 
     /// Sends the request, retrying 429/5xx, until a successful response starts.
     async fn start(&self, request: &ChatRequest) -> Result<reqwest::Response, LlmError> {
         let url = format!("{}/chat/completions", self.base);
         let mut with_stream_options = true;
+        let mut with_schema = self.asks_schema(request);
         let mut attempt = 0;
         loop {
             let mut builder = self
                 .http
                 .post(&url)
-                .json(&self.body(request, with_stream_options));
+                .json(&self.body(request, with_stream_options, with_schema));
             if let Some(key) = &self.api_key {
                 builder = builder.bearer_auth(key.expose());
             }
@@ -136,6 +173,14 @@ impl OpenAiClient {
                 };
             let status = response.status();
             if status.is_success() {
+                if with_schema {
+                    let _ = self.schema_support.compare_exchange(
+                        SCHEMA_UNKNOWN,
+                        SCHEMA_SUPPORTED,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    );
+                }
                 return Ok(response);
             }
             let retry_after = retry_after(response.headers());
@@ -153,6 +198,20 @@ impl OpenAiClient {
             {
                 with_stream_options = false;
                 continue;
+            }
+            // A server without structured output: remember it for this model, ask without.
+            if with_schema && status.is_client_error() && status != StatusCode::TOO_MANY_REQUESTS {
+                let lower = body.to_lowercase();
+                if ["response_format", "json_schema", "schema", "grammar"]
+                    .iter()
+                    .any(|word| lower.contains(word))
+                {
+                    tracing::info!(model = %self.model, "the model server rejects response_format; tolerant JSON parsing only");
+                    self.schema_support
+                        .store(SCHEMA_UNSUPPORTED, Ordering::Relaxed);
+                    with_schema = false;
+                    continue;
+                }
             }
             let error = classify(status, message, retry_after, &self.model);
             let retryable = status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error();
@@ -184,6 +243,14 @@ impl OpenAiClient {
 impl ChatModel for OpenAiClient {
     fn kind(&self) -> ModelKind {
         ModelKind::Remote
+    }
+
+    fn schema_support(&self) -> SchemaSupport {
+        match self.schema_support.load(Ordering::Relaxed) {
+            SCHEMA_SUPPORTED => SchemaSupport::Supported,
+            SCHEMA_UNSUPPORTED => SchemaSupport::Unsupported,
+            _ => SchemaSupport::Unknown,
+        }
     }
 
     async fn stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {

@@ -286,3 +286,112 @@ pub fn retry(zh: bool, error: &str) -> String {
         format!("The reply above could not be parsed: {error}. Output only one JSON object in the required shape, nothing else.")
     }
 }
+
+/// The JSON schemas the thinker's replies must follow where the server enforces
+/// `response_format` (llama.cpp turns them into a grammar). Strings and lists are bounded
+/// so a small model cannot loop inside one; the prompts above describe the same shapes.
+pub mod schemas {
+    use serde_json::{json, Value};
+
+    use crate::ssr::llm::Schema;
+
+    fn text(max: u32) -> Value {
+        json!({ "type": "string", "maxLength": max })
+    }
+
+    fn texts(items: u32, max: u32) -> Value {
+        json!({ "type": "array", "items": text(max), "maxItems": items })
+    }
+
+    fn numbers(items: u32) -> Value {
+        json!({ "type": "array", "items": { "type": "integer", "minimum": 1 }, "maxItems": items })
+    }
+
+    fn object(properties: Value, required: &[&str]) -> Value {
+        json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false,
+        })
+    }
+
+    fn level() -> Value {
+        json!({ "type": "string", "enum": ["high", "medium", "low"] })
+    }
+
+    pub fn plan() -> Schema {
+        let sub_question = object(
+            json!({
+                "question": text(300),
+                "query": text(200),
+                "language": { "type": "string", "enum": ["zh", "en"] },
+                "purpose": text(200),
+            }),
+            &["question", "query", "language"],
+        );
+        Schema {
+            name: "research_plan",
+            schema: object(
+                json!({
+                    "anchors": texts(8, 100),
+                    "sub_questions": { "type": "array", "items": sub_question, "maxItems": 4 },
+                }),
+                &["sub_questions"],
+            ),
+        }
+    }
+
+    pub fn reflection() -> Schema {
+        let candidate = object(
+            json!({ "name": text(100), "status": { "type": "string", "enum": ["✓", "✗", "?"] } }),
+            &["name", "status"],
+        );
+        Schema {
+            name: "branch_reflection",
+            schema: object(
+                json!({
+                    "relevant": numbers(20),
+                    "entities": texts(10, 100),
+                    "multi_anchor_hits": numbers(20),
+                    "candidates": { "type": "array", "items": candidate, "maxItems": 10 },
+                    "deductions": texts(5, 300),
+                    "encyclopedia": texts(2, 100),
+                    "deep_read": numbers(2),
+                    "notes": text(500),
+                }),
+                &["relevant", "entities", "notes"],
+            ),
+        }
+    }
+
+    pub fn evidence() -> Schema {
+        Schema {
+            name: "branch_evidence",
+            schema: object(
+                json!({ "statement": text(600), "reliability": level(), "sources": numbers(10) }),
+                &["statement", "reliability", "sources"],
+            ),
+        }
+    }
+
+    pub fn verdict() -> Schema {
+        Schema {
+            name: "chain_verdict",
+            schema: object(
+                json!({ "sufficient": { "type": "boolean" }, "chain": text(800), "prune": texts(4, 200) }),
+                &["sufficient", "chain", "prune"],
+            ),
+        }
+    }
+
+    pub fn summary() -> Schema {
+        Schema {
+            name: "research_summary",
+            schema: object(
+                json!({ "answer": text(300), "confidence": level(), "reasoning": text(1200) }),
+                &["answer", "confidence", "reasoning"],
+            ),
+        }
+    }
+}

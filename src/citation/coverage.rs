@@ -1,0 +1,172 @@
+//! Citation coverage: how much of an answer is backed by a source it cites.
+//!
+//! The rule, kept simple so a reader can check it by hand:
+//! - The answer is read as Markdown. Headings, code blocks, rules and table headers make no
+//!   claims; paragraphs, list items, quotes and table cells do.
+//! - Their text is cut into sentences after `。！？；` and after `.!?;` followed by a space
+//!   or the end. Citation markers right after a sentence's end still belong to it.
+//! - A sentence makes a claim when it has at least 12 letters or digits (Han characters
+//!   count as letters) and does not end in a question mark.
+//! - It is cited when it carries at least one marker whose number has a source
+//!   ([`Cite::Found`]); a marker whose number is unknown does not count.
+//!
+//! Coverage is cited claims over claims; an answer that claims nothing has full coverage.
+
+use crate::citation::render::{Block, Cite, Inline, Lookup};
+use crate::model::Coverage;
+
+/// Letters or digits a sentence needs to count as a claim.
+pub const MIN_CLAIM_CHARS: usize = 12;
+
+/// The coverage of `answer` against the sources in `lookup`.
+pub fn coverage(answer: &str, lookup: &impl Lookup) -> Coverage {
+    let rendered = crate::citation::render(answer, lookup);
+    let mut counter = Counter::default();
+    for block in &rendered.blocks {
+        counter.block(block);
+    }
+    counter.coverage
+}
+
+#[derive(Default)]
+struct Counter {
+    coverage: Coverage,
+    /// The sentence being read: its letters and digits, and whether it cites.
+    chars: usize,
+    cited: bool,
+    question: bool,
+    /// The sentence has ended; markers may still follow before new text.
+    ended: bool,
+}
+
+impl Counter {
+    fn block(&mut self, block: &Block) {
+        match block {
+            Block::Paragraph(inlines) | Block::Plain(inlines) => self.unit(inlines),
+            Block::Quote(blocks) => blocks.iter().for_each(|b| self.block(b)),
+            Block::List { items, .. } => items
+                .iter()
+                .flat_map(|item| item.blocks.iter())
+                .for_each(|b| self.block(b)),
+            Block::Table { rows, .. } => rows.iter().flatten().for_each(|cell| self.unit(cell)),
+            Block::Heading { .. } | Block::Code { .. } | Block::Rule => {}
+        }
+    }
+
+    /// A paragraph, item or cell: its sentences; the last one ends with it.
+    fn unit(&mut self, inlines: &[Inline]) {
+        self.inlines(inlines);
+        self.close();
+    }
+
+    fn inlines(&mut self, inlines: &[Inline]) {
+        for inline in inlines {
+            match inline {
+                Inline::Text(text) => self.text(text),
+                Inline::Code(code) => self.text(code),
+                Inline::Emphasis(children)
+                | Inline::Strong(children)
+                | Inline::Strikethrough(children)
+                | Inline::Link { children, .. } => self.inlines(children),
+                Inline::SoftBreak | Inline::LineBreak => self.text(" "),
+                Inline::Citation { cites, .. } => {
+                    if cites.iter().any(|cite| matches!(cite, Cite::Found { .. })) {
+                        self.cited = true;
+                    }
+                }
+            }
+        }
+    }
+
+    fn text(&mut self, text: &str) {
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c.is_alphanumeric() {
+                if self.ended {
+                    self.close();
+                }
+                self.chars += 1;
+                self.question = false;
+            }
+            let ends = match c {
+                '。' | '！' | '？' | '；' => true,
+                '.' | '!' | '?' | ';' => chars.peek().is_none_or(|next| next.is_whitespace()),
+                _ => false,
+            };
+            if ends {
+                self.ended = true;
+                self.question = matches!(c, '?' | '？');
+            }
+        }
+    }
+
+    /// Counts the sentence read so far and starts the next.
+    fn close(&mut self) {
+        if self.chars >= MIN_CLAIM_CHARS && !self.question {
+            self.coverage.claims += 1;
+            if self.cited {
+                self.coverage.cited += 1;
+            }
+        }
+        self.chars = 0;
+        self.cited = false;
+        self.question = false;
+        self.ended = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::citation::{CitationEntry, SourceMap};
+    use std::sync::Arc;
+
+    fn sources(numbers: &[u32]) -> SourceMap {
+        SourceMap::new(numbers.iter().map(|&number| {
+            Arc::new(CitationEntry {
+                number,
+                title: format!("Source {number}"),
+                url: format!("https://example.org/{number}"),
+                domain: "example.org".to_string(),
+                snippet: String::new(),
+                query: "q".to_string(),
+                round: 1,
+                kind: crate::model::SourceKind::Web,
+                also_in_rounds: Vec::new(),
+            })
+        }))
+    }
+
+    fn measure(answer: &str) -> (u32, u32) {
+        let c = coverage(answer, &sources(&[1, 2]));
+        (c.cited, c.claims)
+    }
+
+    #[test]
+    fn sentences_are_counted_by_the_documented_rule() {
+        // Markers after the full stop belong to the sentence before it.
+        assert_eq!(
+            measure("Tokio is an asynchronous runtime. [1] It has a work-stealing scheduler [2]. It is popular."),
+            (2, 3)
+        );
+        assert_eq!(measure("Tokio 是 Rust 的异步运行时库[1]。它使用工作窃取调度器来分配任务。"), (1, 2));
+        // Headings, code, short fragments and questions claim nothing.
+        assert_eq!(
+            measure("# Tokio overview\n\n```\nlet x = 1;\n```\n\nIn short:\n\nWhat about async-std?"),
+            (0, 0)
+        );
+        // A number without a source does not count as a citation.
+        assert_eq!(measure("Tokio was first released in 2016 [9]."), (0, 1));
+        // List items and table cells are claims too; decimals do not end a sentence.
+        assert_eq!(
+            measure("- Version 1.0 shipped in December 2020 [1]\n- Its scheduler is work stealing\n"),
+            (1, 2)
+        );
+        assert_eq!(measure(""), (0, 0));
+        assert_eq!(coverage("", &sources(&[])).percent(), 100);
+        assert_eq!(
+            coverage("No sources back this long sentence here.", &sources(&[])).percent(),
+            0
+        );
+    }
+}

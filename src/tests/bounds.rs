@@ -1,0 +1,265 @@
+//! Bounded model calls with a scripted model that misbehaves on cue: a reply past its
+//! deadline, a reply stuck in a loop, a reasoning model, token counts and prices, an
+//! answer that cites nothing, an Agent that never searches, and a Research run past its
+//! deadline. The real-model suite ([`super::real_model`]) covers the same paths on
+//! llama.cpp; these script the exact faults.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use futures_util::StreamExt;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::searxng;
+use crate::model::{AnswerEvent, Exchange, Lang, Mode, StopReason};
+use crate::ssr::answer;
+use crate::ssr::llm::{
+    ChatEvent, ChatModel, ChatRequest, ChatStream, FinishReason, LlmError, Message, ModelKind,
+    Usage,
+};
+use crate::ssr::pipeline::TurnInput;
+use crate::ssr::session::SessionStore;
+use crate::ssr::state::AppState;
+
+/// One scripted event, after a pause; `None` waits forever.
+type Beat = (Duration, Option<ChatEvent>);
+type Script = Box<dyn Fn(&ChatRequest) -> Vec<Beat> + Send + Sync>;
+
+struct Paced(Script);
+
+#[async_trait]
+impl ChatModel for Paced {
+    fn kind(&self) -> ModelKind {
+        ModelKind::Remote
+    }
+
+    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {
+        let beats = (self.0)(&request);
+        let stream = futures_util::stream::iter(beats).then(|(pause, event)| async move {
+            tokio::time::sleep(pause).await;
+            match event {
+                Some(event) => Ok(event),
+                None => std::future::pending().await,
+            }
+        });
+        Ok(Box::pin(stream))
+    }
+}
+
+fn text(piece: &str) -> Beat {
+    (Duration::ZERO, Some(ChatEvent::Text(piece.to_string())))
+}
+
+fn done(usage: Option<Usage>) -> Beat {
+    (
+        Duration::ZERO,
+        Some(ChatEvent::Done {
+            finish_reason: Some(FinishReason::Stop),
+            usage,
+        }),
+    )
+}
+
+fn state(model: Paced, extra: &[(&str, &str)]) -> AppState {
+    let mut state = AppState::new(super::pipeline_config(&searxng::shared().url, extra));
+    state.llm = Arc::new(model);
+    state
+}
+
+async fn ask(state: &AppState, question: &str, mode: Mode, search: bool) -> (Exchange, Vec<AnswerEvent>) {
+    ask_with(state, question, mode, search, false).await
+}
+
+async fn ask_with(
+    state: &AppState,
+    question: &str,
+    mode: Mode,
+    search_enabled: bool,
+    force_search: bool,
+) -> (Exchange, Vec<AnswerEvent>) {
+    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    let (sender, mut receiver) = mpsc::channel(4096);
+    let input = TurnInput {
+        id: 1,
+        question: question.into(),
+        search_enabled,
+        lang: Lang::En,
+        mode,
+        force_search,
+    };
+    let collector = tokio::spawn(async move {
+        let mut events = Vec::new();
+        while let Some(event) = receiver.recv().await {
+            events.push(event);
+        }
+        events
+    });
+    let exchange = answer::run(state.clone(), session, input, CancellationToken::new(), sender).await;
+    (exchange, collector.await.unwrap())
+}
+
+fn has_notice(exchange: &Exchange, needle: &str) -> bool {
+    exchange.notices.iter().any(|n| n.text.contains(needle))
+}
+
+#[tokio::test]
+async fn a_reply_past_its_deadline_is_cut_and_kept_with_progress_before_it() {
+    let model = Paced(Box::new(|_| {
+        vec![
+            (Duration::from_millis(2500), Some(ChatEvent::Text("Partial answer.".into()))),
+            (Duration::ZERO, None),
+        ]
+    }));
+    let state = state(model, &[("CITED_LLM_CALL_DEADLINE_SECS", "5")]);
+    let started = Instant::now();
+    let (exchange, events) = ask(&state, "slow", Mode::Chat, false).await;
+    assert!(started.elapsed() < Duration::from_secs(30), "cut at the deadline");
+    assert_eq!(exchange.answer, "Partial answer.");
+    assert!(has_notice(&exchange, "did not finish within 5 s"), "{:?}", exchange.notices);
+    assert_eq!(exchange.state, crate::model::ExchangeState::Done);
+    // Before the first token the status line counted the seconds.
+    let progress: Vec<u32> = events
+        .iter()
+        .filter_map(|e| match e {
+            AnswerEvent::Progress { secs, .. } => Some(*secs),
+            _ => None,
+        })
+        .collect();
+    assert!(progress.len() >= 2 && progress.windows(2).all(|w| w[0] < w[1]), "{progress:?}");
+}
+
+#[tokio::test]
+async fn a_looping_reply_is_cut_after_its_first_round() {
+    let model = Paced(Box::new(|_| {
+        let mut beats = vec![text("Tokio is a runtime. ")];
+        beats.extend((0..60).map(|_| text("It schedules tasks on threads. ")));
+        beats.push(done(None));
+        beats
+    }));
+    let state = state(model, &[]);
+    let (exchange, events) = ask(&state, "loop", Mode::Chat, false).await;
+    assert!(exchange.answer.starts_with("Tokio is a runtime. It schedules tasks on threads"));
+    assert!(
+        exchange.answer.matches("schedules").count() == 1,
+        "one round is kept: {}",
+        exchange.answer
+    );
+    assert!(has_notice(&exchange, "repeating itself"));
+    assert!(events.iter().any(|e| matches!(e, AnswerEvent::Rewrite { answer } if *answer == exchange.answer)));
+}
+
+#[tokio::test]
+async fn reasoning_is_kept_apart_from_the_answer_and_its_citations() {
+    let model = Paced(Box::new(|_| {
+        vec![
+            (Duration::ZERO, Some(ChatEvent::Reasoning("The user asks; source [1] says so.".into()))),
+            text("Tokio is an async runtime."),
+            done(Some(Usage {
+                prompt_tokens: 1000,
+                completion_tokens: 500,
+            })),
+        ]
+    }));
+    let state = state(
+        model,
+        &[("CITED_LLM_PRICE_INPUT", "1"), ("CITED_LLM_PRICE_OUTPUT", "2")],
+    );
+    let (exchange, events) = ask(&state, "think", Mode::Chat, false).await;
+    assert_eq!(exchange.answer, "Tokio is an async runtime.");
+    assert_eq!(exchange.reasoning, "The user asks; source [1] says so.");
+    assert!(exchange.cited.is_empty());
+    assert!(events.iter().any(|e| matches!(e, AnswerEvent::Reasoning { .. })));
+    let usage = exchange.usage.clone().unwrap();
+    assert_eq!((usage.prompt_tokens, usage.completion_tokens, usage.calls), (1000, 500, 1));
+    assert!(!usage.estimated);
+    // 1000 × 1 / 1e6 + 500 × 2 / 1e6 = 0.002
+    assert_eq!(usage.cost_micros, Some(2000));
+    let Some(AnswerEvent::Done { usage: sent, coverage, .. }) = events.last() else {
+        panic!("no Done: {events:?}");
+    };
+    assert_eq!(sent.as_ref(), Some(&usage));
+    assert_eq!(*coverage, exchange.coverage);
+}
+
+#[tokio::test]
+async fn an_answer_citing_nothing_it_retrieved_is_flagged() {
+    let model = Paced(Box::new(|_| {
+        vec![text("Tokio is the most popular async runtime for Rust servers."), done(None)]
+    }));
+    let state = state(model, &[]);
+    let (exchange, _) = ask(&state, "rust async runtime", Mode::Chat, true).await;
+    assert!(!exchange.sources.is_empty());
+    assert!(exchange.cited.is_empty());
+    assert!(has_notice(&exchange, "cites none of the sources"), "{:?}", exchange.notices);
+    let coverage = exchange.coverage.unwrap();
+    assert_eq!((coverage.cited, coverage.claims), (0, 1));
+    // Without a server count, the streamed pieces stand in and say so.
+    assert!(exchange.usage.unwrap().estimated);
+}
+
+#[tokio::test]
+async fn an_agent_that_never_searches_is_marked_and_can_be_made_to() {
+    let model = Paced(Box::new(|request: &ChatRequest| {
+        // The tool call would come from a better model; this one answers from memory
+        // unless cited searched for it (then the sources are in the prompt).
+        let searched = request.messages.iter().any(|m| match m {
+            Message::System(text) | Message::User(text) => text.contains("[1]"),
+            _ => false,
+        });
+        let answer = if searched {
+            "Tokio is an asynchronous runtime [1]."
+        } else {
+            "Tokio is an asynchronous runtime."
+        };
+        vec![text(answer), done(None)]
+    }));
+    let state = state(model, &[]);
+    let (exchange, events) = ask(&state, "rust async runtime", Mode::Agent, true).await;
+    assert!(exchange.unsearched, "{exchange:#?}");
+    assert!(matches!(events.last(), Some(AnswerEvent::Done { unsearched: true, .. })));
+    let (again, _) = ask_with(&state, "rust async runtime", Mode::Agent, true, true).await;
+    assert!(!again.unsearched);
+    assert!(!again.sources.is_empty(), "搜索后重答 searched");
+    assert_eq!(again.cited, vec![1]);
+}
+
+#[tokio::test]
+async fn research_past_its_deadline_answers_from_the_evidence_so_far() {
+    let model = Paced(Box::new(|request: &ChatRequest| {
+        let Some(Message::System(system)) = request.messages.first() else {
+            return vec![text("?"), done(None)];
+        };
+        if system.contains("\"sub_questions\"") {
+            let plan = r#"{"sub_questions": [{"question": "What is Tokio in Rust?", "query": "rust tokio", "language": "en"}]}"#;
+            vec![text(plan), done(None)]
+        } else if system.contains("\"multi_anchor_hits\"") {
+            // The branch's reflection never comes.
+            vec![(Duration::ZERO, None)]
+        } else if system.contains("\"reasoning\"") {
+            vec![text(r#"{"answer": "unknown", "confidence": "low", "reasoning": "none"}"#), done(None)]
+        } else {
+            vec![text("Nothing was found in time."), done(None)]
+        }
+    }));
+    let state = state(
+        model,
+        &[
+            ("CITED_RESEARCH_DEADLINE_SECS", "10"),
+            ("CITED_RESEARCH_ENCYCLOPEDIA_ENGINES", "none"),
+        ],
+    );
+    let started = Instant::now();
+    let (exchange, events) = ask(&state, "Which runtime?", Mode::Research, false).await;
+    assert!(started.elapsed() < Duration::from_secs(60));
+    let plan = exchange.research.clone().unwrap();
+    assert_eq!(plan.stop, Some(StopReason::Deadline), "{plan:#?}");
+    assert!(
+        has_notice(&exchange, "time limit (10 s") && has_notice(&exchange, "What is Tokio in Rust?"),
+        "{:?}",
+        exchange.notices
+    );
+    assert!(!exchange.answer.trim().is_empty(), "an answer all the same");
+    assert!(events.iter().any(|e| matches!(e, AnswerEvent::Progress { tokens: _, secs } if *secs >= 2)));
+}
