@@ -36,9 +36,12 @@ impl Drop for Server {
 
 fn cache(path: &str) -> std::path::PathBuf {
     let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
-    std::path::PathBuf::from(home).join(".cache/cited-llama").join(path)
+    std::path::PathBuf::from(home)
+        .join(".cache/cited-llama")
+        .join(path)
 }
 
+#[allow(clippy::zombie_processes, reason = "Server's Drop kills and waits")]
 fn start_server(port: u16) -> Server {
     let server = Command::new(cache("bin/llama-server"))
         .arg("-m")
@@ -89,7 +92,11 @@ async fn measure(state: &AppState, mode: Mode, question: &str) -> Figures {
         id: 1,
         question: question.to_string(),
         search_enabled: true,
-        lang: if question.is_ascii() { Lang::En } else { Lang::ZhCn },
+        lang: if question.is_ascii() {
+            Lang::En
+        } else {
+            Lang::ZhCn
+        },
         mode,
         force_search: false,
     };
@@ -129,39 +136,47 @@ async fn measure(state: &AppState, mode: Mode, question: &str) -> Figures {
     }
 }
 
+#[allow(clippy::print_stdout, reason = "the figures are the bench's output")]
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument picks modes by name.
-    let filter: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .expect("a free port");
     let _server = start_server(port);
     let base = format!("http://127.0.0.1:{port}/v1");
-    let (config, warnings) = Config::from_vars(|name| {
-        match name {
-            "CITED_LLM_BASE_URL" => Some(base.clone()),
-            "CITED_LLM_MODEL" => Some("smollm2".into()),
-            "CITED_SOURCES" => Some("knowledge".into()),
-            "CITED_DATABASE_URL" => Some("sqlite::memory:".into()),
-            "CITED_TITLES" => Some("question".into()),
-            "CITED_LLM_CONTEXT_CHARS" => Some("6000".into()),
-            "CITED_LLM_MAX_TOKENS_ANSWER" => Some("512".into()),
-            "CITED_RESEARCH_MAX_LOOPS" => Some("2".into()),
-            "CITED_RESEARCH_DEADLINE_SECS" => Some("300".into()),
-            _ => None,
-        }
+    let (config, warnings) = Config::from_vars(|name| match name {
+        "CITED_LLM_BASE_URL" => Some(base.clone()),
+        "CITED_LLM_MODEL" => Some("smollm2".into()),
+        "CITED_SOURCES" => Some("knowledge".into()),
+        "CITED_DATABASE_URL" => Some("sqlite::memory:".into()),
+        "CITED_TITLES" => Some("question".into()),
+        "CITED_LLM_CONTEXT_CHARS" => Some("6000".into()),
+        "CITED_LLM_MAX_TOKENS_ANSWER" => Some("512".into()),
+        "CITED_RESEARCH_MAX_LOOPS" => Some("2".into()),
+        "CITED_RESEARCH_DEADLINE_SECS" => Some("300".into()),
+        _ => None,
     });
     assert!(warnings.is_empty(), "{warnings:?}");
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     let _guard = runtime.enter();
     let state = AppState::new(config);
-    println!("cited against llama-server + SmolLM2-135M-Instruct (Q4), 2 threads, knowledge-base search");
+    println!(
+        "cited against llama-server + SmolLM2-135M-Instruct (Q4), 2 threads, knowledge-base search"
+    );
     println!(
         "{:<9} {:<44} {:>10} {:>9} {:>9} {:>6} {:>7} {:>8}",
         "mode", "question", "1st token", "tokens/s", "wall", "calls", "tokens", "cited"
     );
-    for (mode, name) in [(Mode::Chat, "chat"), (Mode::Agent, "agent"), (Mode::Research, "research")] {
+    for (mode, name) in [
+        (Mode::Chat, "chat"),
+        (Mode::Agent, "agent"),
+        (Mode::Research, "research"),
+    ] {
         if !filter.is_empty() && !filter.iter().any(|f| f == name) {
             continue;
         }
@@ -171,7 +186,10 @@ fn main() {
             let rate = if figures.streaming.is_zero() {
                 "-".to_string()
             } else {
-                format!("{:.1}", figures.answer_tokens as f64 / figures.streaming.as_secs_f64())
+                format!(
+                    "{:.1}",
+                    figures.answer_tokens as f64 / figures.streaming.as_secs_f64()
+                )
             };
             let shown: String = question.chars().take(42).collect();
             println!(

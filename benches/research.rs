@@ -125,6 +125,7 @@ async fn answer(state: &AppState) {
         search_enabled: true,
         lang: Lang::En,
         mode: Mode::Research,
+        force_search: false,
     };
     let exchange = cited::ssr::answer::run(
         state.clone(),

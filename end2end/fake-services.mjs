@@ -40,6 +40,9 @@ function answerFor(question) {
       chunks: ['Evil <script>alert(1)</script> ', 'markup [1]. <img src=x onerror=alert(3)> ', '[click me](javascript:alert(4)) and ', '[safe link](https://example.org/safe).\n\n', '<script>alert(5)</script>\n'],
     };
   }
+  if (q.includes('uncited')) {
+    return { pace: 20, chunks: ['Tokio is the runtime most Rust servers use, ', 'and it is fast.'] };
+  }
   if (q.includes('slow') || q.includes('慢')) {
     return { pace: 150, chunks: Array.from({ length: 200 }, (_, i) => `word${i} `) };
   }

@@ -725,6 +725,16 @@ mod tests {
             AnswerEvent::Done {
                 cited: vec![1],
                 stopped: false,
+                coverage: Some(Coverage {
+                    claims: 2,
+                    cited: 1,
+                }),
+                usage: None,
+                unsearched: false,
+            },
+            AnswerEvent::Progress {
+                secs: 3,
+                tokens: 40,
             },
         ];
         let bytes: Vec<u8> = events

@@ -19,3 +19,22 @@ test('Agent mode searches by itself, shows its trace and the grouped list', asyn
   await expect(list.getByRole('listitem')).toHaveCount(1);
   await expect(answer.getByRole('link', { name: /^引用 1/ })).toHaveAttribute('href', 'https://docs.example.org/tokio/tutorial/');
 });
+
+test('an Agent answer written without searching says so and can be searched again', async ({ page, isMobile }) => {
+  await openHydrated(page);
+  const agent = page.getByRole('radio', { name: '智能体' });
+  if (isMobile) await agent.tap(); else await agent.click();
+  // Without "agent" in the question the scripted model answers from memory.
+  await askQuestion(page, 'Tokio 运行时是什么？');
+  const first = page.locator('.answer').last();
+  await expect(first).toContainText('这个回答没有经过搜索');
+  const again = first.getByRole('button', { name: '搜索后重答' });
+  if (isMobile) await again.tap(); else await again.click();
+  await expect(page.locator('.exchange')).toHaveCount(2);
+  const second = page.locator('.answer').last();
+  await expect(second.getByRole('link', { name: /^引用 1/ })).toBeVisible();
+  await expect(second).not.toContainText('这个回答没有经过搜索');
+  await expect(second.locator('.answer-meta')).toContainText('引用覆盖：');
+  // The box was left alone.
+  await expect(page.getByRole('textbox', { name: '提问' })).toHaveValue('');
+});

@@ -98,3 +98,15 @@ test('/reset clears the conversation and confirms; unknown commands list the com
   await page.reload();
   await expect(page.locator('.exchange')).toHaveCount(0);
 });
+
+test('an answer that cites none of its sources is flagged, with the sources open', async ({ page }) => {
+  await openHydrated(page);
+  await askQuestion(page, 'uncited: which Rust runtime?');
+  const answer = page.locator('.answer').last();
+  await expect(answer).toContainText('and it is fast.');
+  await expect(answer.locator('.notice.warning')).toContainText('这个回答没有引用任何检索到的来源');
+  // The retrieved sources are open, one look away.
+  await expect(answer.locator('details.all-results')).toHaveAttribute('open', '');
+  await expect(answer.locator('details.all-results').getByRole('link', { name: 'Tokio tutorial' })).toBeVisible();
+  await expect(answer.locator('.answer-meta')).toContainText('引用覆盖：0/1 句');
+});

@@ -161,8 +161,12 @@ impl ModelLimits {
         if self.price_input.is_none() && self.price_output.is_none() {
             return None;
         }
-        let per_token = |price: Option<f64>, tokens: u64| price.unwrap_or(0.0) * tokens as f64 / 1e6;
-        Some(per_token(self.price_input, prompt_tokens) + per_token(self.price_output, completion_tokens))
+        let per_token =
+            |price: Option<f64>, tokens: u64| price.unwrap_or(0.0) * tokens as f64 / 1e6;
+        Some(
+            per_token(self.price_input, prompt_tokens)
+                + per_token(self.price_output, completion_tokens),
+        )
     }
 }
 
@@ -471,9 +475,21 @@ impl fmt::Display for Config {
         writeln!(f, "CITED_AGENT_MAX_SEARCHES={}", self.agent_max_searches)?;
         let limits = &self.limits;
         writeln!(f, "CITED_LLM_MAX_TOKENS_PLAN={}", limits.max_tokens_plan)?;
-        writeln!(f, "CITED_LLM_MAX_TOKENS_VERIFY={}", limits.max_tokens_verify)?;
-        writeln!(f, "CITED_LLM_MAX_TOKENS_BRANCH={}", limits.max_tokens_branch)?;
-        writeln!(f, "CITED_LLM_MAX_TOKENS_ANSWER={}", limits.max_tokens_answer)?;
+        writeln!(
+            f,
+            "CITED_LLM_MAX_TOKENS_VERIFY={}",
+            limits.max_tokens_verify
+        )?;
+        writeln!(
+            f,
+            "CITED_LLM_MAX_TOKENS_BRANCH={}",
+            limits.max_tokens_branch
+        )?;
+        writeln!(
+            f,
+            "CITED_LLM_MAX_TOKENS_ANSWER={}",
+            limits.max_tokens_answer
+        )?;
         writeln!(
             f,
             "CITED_LLM_CALL_DEADLINE_SECS={}",

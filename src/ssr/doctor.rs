@@ -150,12 +150,24 @@ pub async fn probe_model(llm: &LlmConfig, config: &Config) -> Vec<Finding> {
     let streamed = probe(&client, ask("Reply with one word: ready", 16)).await;
     let streams = streamed.error.is_none() && streamed.pieces > 0;
     findings.push(match (&streamed.error, streamed.first_piece) {
-        (Some(error), _) => finding(Verdict::Problem, "streaming", format!("a streamed reply failed: {error}")),
-        (None, None) => finding(Verdict::Problem, "streaming", "the model streamed no text".to_string()),
+        (Some(error), _) => finding(
+            Verdict::Problem,
+            "streaming",
+            format!("a streamed reply failed: {error}"),
+        ),
+        (None, None) => finding(
+            Verdict::Problem,
+            "streaming",
+            "the model streamed no text".to_string(),
+        ),
         (None, Some(first)) => finding(
             Verdict::Ok,
             "streaming",
-            format!("first token after {} ms, {} pieces", first.as_millis(), streamed.pieces),
+            format!(
+                "first token after {} ms, {} pieces",
+                first.as_millis(),
+                streamed.pieces
+            ),
         ),
     });
 
@@ -256,7 +268,11 @@ pub async fn probe_model(llm: &LlmConfig, config: &Config) -> Vec<Finding> {
 
     let modes = format!(
         "Chat: {}. Agent: {}. Research: {}.",
-        if streams { "streams answers" } else { "cannot stream: answers will fail" },
+        if streams {
+            "streams answers"
+        } else {
+            "cannot stream: answers will fail"
+        },
         if calls_tools {
             "the model decides when to search"
         } else {
@@ -268,7 +284,11 @@ pub async fn probe_model(llm: &LlmConfig, config: &Config) -> Vec<Finding> {
         },
     );
     findings.push(finding(
-        if streams { Verdict::Ok } else { Verdict::Problem },
+        if streams {
+            Verdict::Ok
+        } else {
+            Verdict::Problem
+        },
         "modes",
         modes,
     ));

@@ -195,7 +195,10 @@ impl Meter {
 
     /// Adds one call's tokens: the server's count, or the pieces when it gave none.
     pub fn add(&self, reply: &Reply) {
-        let mut total = self.usage.lock().unwrap_or_else(|poison| poison.into_inner());
+        let mut total = self
+            .usage
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
         total.calls += 1;
         match reply.usage {
             Some(usage) => {
@@ -218,14 +221,22 @@ impl Meter {
 
     /// Something to tell the user once (a step that degraded), deduplicated.
     pub fn note(&self, text: String) {
-        let mut notes = self.notes.lock().unwrap_or_else(|poison| poison.into_inner());
+        let mut notes = self
+            .notes
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
         if !notes.contains(&text) {
             notes.push(text);
         }
     }
 
     fn take_notes(&self) -> Vec<String> {
-        std::mem::take(&mut *self.notes.lock().unwrap_or_else(|poison| poison.into_inner()))
+        std::mem::take(
+            &mut *self
+                .notes
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner()),
+        )
     }
 }
 
@@ -243,9 +254,10 @@ pub async fn stream_reply(
     let deadline = request.deadline.unwrap_or(NO_DEADLINE);
     let expired = tokio::time::sleep(deadline);
     tokio::pin!(expired);
-    let mut ticker = tokio::time::interval_at(started + TICK, TICK);
+    let mut ticker = tokio::time::interval_at((started + TICK).into(), TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut repetition = RepetitionGuard::default();
+    let mut thinking_repetition = RepetitionGuard::default();
     let start = llm.stream(request);
     tokio::pin!(start);
     let mut stream = loop {
@@ -256,7 +268,7 @@ pub async fn stream_reply(
                 reply.cut = Some(Cut::Deadline(deadline));
                 return Ok(reply);
             }
-            started = &mut start => match started {
+            begun = &mut start => match begun {
                 Ok(stream) => break stream,
                 Err(error) => {
                     reply.error = Some(error);
@@ -300,7 +312,10 @@ pub async fn stream_reply(
                 reply.text.push_str(&piece);
                 sink.text(&piece).await?;
                 if let Some(keep) = repetition.check(&reply.text) {
-                    tracing::warn!(chars = reply.text.chars().count(), "the model repeats itself; cut");
+                    tracing::warn!(
+                        chars = reply.text.chars().count(),
+                        "the model repeats itself; cut"
+                    );
                     reply.text.truncate(keep);
                     reply.cut = Some(Cut::Repetition);
                     return Ok(reply);
@@ -310,7 +325,7 @@ pub async fn stream_reply(
                 reply.pieces += 1;
                 reply.reasoning.push_str(&piece);
                 sink.reasoning(&piece).await?;
-                if let Some(keep) = repetition.check(&reply.reasoning) {
+                if let Some(keep) = thinking_repetition.check(&reply.reasoning) {
                     reply.reasoning.truncate(keep);
                     reply.cut = Some(Cut::Repetition);
                     return Ok(reply);
@@ -919,11 +934,14 @@ const TITLE_DEADLINE: Duration = Duration::from_secs(30);
 /// The notice for a cut reply.
 pub fn cut_text(t: &crate::i18n::Texts, cut: Cut, max_tokens: Option<u32>) -> String {
     match cut {
-        Cut::Deadline(after) => t.cut_deadline.replace("{secs}", &after.as_secs().to_string()),
+        Cut::Deadline(after) => t
+            .cut_deadline
+            .replace("{secs}", &after.as_secs().to_string()),
         Cut::Repetition => t.cut_repetition.to_string(),
-        Cut::Length => t
-            .cut_length
-            .replace("{tokens}", &max_tokens.map_or("?".to_string(), |n| n.to_string())),
+        Cut::Length => t.cut_length.replace(
+            "{tokens}",
+            &max_tokens.map_or("?".to_string(), |n| n.to_string()),
+        ),
     }
 }
 
@@ -1000,7 +1018,9 @@ impl ReplySink for AnswerSink<'_> {
     async fn tick(&mut self, progress: Progress) -> Result<(), Halted> {
         // Only while the status line shows (no answer text yet).
         if !self.texted {
-            self.turn.progress(progress.elapsed, progress.pieces).await?;
+            self.turn
+                .progress(progress.elapsed, progress.pieces)
+                .await?;
         }
         Ok(())
     }

@@ -23,8 +23,8 @@ use tokio::task::JoinSet;
 
 use crate::citation::prompt::tool_output;
 use crate::model::{
-    AnswerEvent, BranchStatus, Conclusion, Evidence, Exchange, Lang, Level, Reliability, ResearchLoop,
-    ResearchPlan, Source, Status, StopReason, SubQuestion, Verdict,
+    AnswerEvent, BranchStatus, Conclusion, Evidence, Exchange, Lang, Level, Reliability,
+    ResearchLoop, ResearchPlan, Source, Status, StopReason, SubQuestion, Verdict,
 };
 use crate::ssr::llm::{AnswerContext, ChatRequest, Message, ModelKind};
 use crate::ssr::messages;
@@ -213,11 +213,7 @@ impl Run<'_> {
     ///
     /// At the research deadline the branches still running are abandoned (recorded as
     /// failed, named in the notice) and `true` is returned.
-    async fn branches(
-        &mut self,
-        loop_index: usize,
-        planned: Vec<Planned>,
-    ) -> Result<bool, Halted> {
+    async fn branches(&mut self, loop_index: usize, planned: Vec<Planned>) -> Result<bool, Halted> {
         let count = planned.len();
         let started = Instant::now();
         let base = self.turn.meter.pieces();
@@ -275,8 +271,9 @@ impl Run<'_> {
                 Woke::Deadline => {
                     // Finished branches still count, in order; the rest are given up.
                     drop(set);
-                    for index in next..count {
-                        match outcomes[index].take() {
+                    let left: Vec<Option<Outcome>> = outcomes.drain(next..).collect();
+                    for (index, outcome) in (next..).zip(left) {
+                        match outcome {
                             Some(outcome) => self.register(loop_index, index, outcome).await?,
                             None => {
                                 let error = self.turn.texts().stop_deadline.to_string();
@@ -332,17 +329,14 @@ impl Run<'_> {
         Ok(false)
     }
 
-    /// Runs a thinker step unless the research deadline comes first (`None`: it came, and
-    /// `what` goes into the notice).
-    async fn before_deadline<T>(
+    /// After a thinker step raced the research deadline: what it returned, or `None` when
+    /// the deadline came first (`what` goes into the notice). Either way the thinker's
+    /// notes are told.
+    async fn in_time<T>(
         &mut self,
         what: &str,
-        work: impl std::future::Future<Output = T>,
+        done: Result<T, tokio::time::error::Elapsed>,
     ) -> Result<Option<T>, Halted> {
-        let done = self
-            .turn
-            .guard(tokio::time::timeout_at(self.deadline.into(), work))
-            .await?;
         if done.is_err() {
             self.cut.push(what.to_string());
         }
@@ -388,9 +382,16 @@ impl Run<'_> {
             candidates: &self.candidates,
             chain: &self.chain,
         };
-        let thinker = Arc::clone(&self.thinker);
+        let deadline = self.deadline.into();
+        let planned = self
+            .turn
+            .guard(tokio::time::timeout_at(
+                deadline,
+                self.thinker.plan(&context),
+            ))
+            .await?;
         let what = self.turn.texts().research_step_plan;
-        let Some(planned) = self.before_deadline(what, thinker.plan(&context)).await? else {
+        let Some(planned) = self.in_time(what, planned).await? else {
             return Ok(Step::Stop(StopReason::Deadline));
         };
         match planned {
@@ -414,12 +415,16 @@ impl Run<'_> {
         self.turn.status(Some(Status::Verifying)).await?;
         let evidence = evidence_lines(self.plan());
         let question = self.turn.input.question.clone();
-        let thinker = Arc::clone(&self.thinker);
+        let deadline = self.deadline.into();
+        let judged = self
+            .turn
+            .guard(tokio::time::timeout_at(
+                deadline,
+                self.thinker.verify(&question, &evidence),
+            ))
+            .await?;
         let what = self.turn.texts().research_step_verify;
-        let Some(judged) = self
-            .before_deadline(what, thinker.verify(&question, &evidence))
-            .await?
-        else {
+        let Some(judged) = self.in_time(what, judged).await? else {
             return Ok(Step::Stop(StopReason::Deadline));
         };
         let judgement = match judged {
@@ -718,7 +723,11 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
                 let list = if run.cut.is_empty() {
                     t.research_step_plan.to_string()
                 } else {
-                    run.cut.join(if run.turn.lang() == Lang::ZhCn { "、" } else { ", " })
+                    run.cut.join(if run.turn.lang() == Lang::ZhCn {
+                        "、"
+                    } else {
+                        ", "
+                    })
                 };
                 let text = t
                     .research_deadline

@@ -68,7 +68,12 @@ fn state(model: Paced, extra: &[(&str, &str)]) -> AppState {
     state
 }
 
-async fn ask(state: &AppState, question: &str, mode: Mode, search: bool) -> (Exchange, Vec<AnswerEvent>) {
+async fn ask(
+    state: &AppState,
+    question: &str,
+    mode: Mode,
+    search: bool,
+) -> (Exchange, Vec<AnswerEvent>) {
     ask_with(state, question, mode, search, false).await
 }
 
@@ -96,7 +101,14 @@ async fn ask_with(
         }
         events
     });
-    let exchange = answer::run(state.clone(), session, input, CancellationToken::new(), sender).await;
+    let exchange = answer::run(
+        state.clone(),
+        session,
+        input,
+        CancellationToken::new(),
+        sender,
+    )
+    .await;
     (exchange, collector.await.unwrap())
 }
 
@@ -108,16 +120,26 @@ fn has_notice(exchange: &Exchange, needle: &str) -> bool {
 async fn a_reply_past_its_deadline_is_cut_and_kept_with_progress_before_it() {
     let model = Paced(Box::new(|_| {
         vec![
-            (Duration::from_millis(2500), Some(ChatEvent::Text("Partial answer.".into()))),
+            (
+                Duration::from_millis(2500),
+                Some(ChatEvent::Text("Partial answer.".into())),
+            ),
             (Duration::ZERO, None),
         ]
     }));
     let state = state(model, &[("CITED_LLM_CALL_DEADLINE_SECS", "5")]);
     let started = Instant::now();
     let (exchange, events) = ask(&state, "slow", Mode::Chat, false).await;
-    assert!(started.elapsed() < Duration::from_secs(30), "cut at the deadline");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "cut at the deadline"
+    );
     assert_eq!(exchange.answer, "Partial answer.");
-    assert!(has_notice(&exchange, "did not finish within 5 s"), "{:?}", exchange.notices);
+    assert!(
+        has_notice(&exchange, "did not finish within 5 s"),
+        "{:?}",
+        exchange.notices
+    );
     assert_eq!(exchange.state, crate::model::ExchangeState::Done);
     // Before the first token the status line counted the seconds.
     let progress: Vec<u32> = events
@@ -127,7 +149,10 @@ async fn a_reply_past_its_deadline_is_cut_and_kept_with_progress_before_it() {
             _ => None,
         })
         .collect();
-    assert!(progress.len() >= 2 && progress.windows(2).all(|w| w[0] < w[1]), "{progress:?}");
+    assert!(
+        progress.len() >= 2 && progress.windows(2).all(|w| w[0] < w[1]),
+        "{progress:?}"
+    );
 }
 
 #[tokio::test]
@@ -140,21 +165,30 @@ async fn a_looping_reply_is_cut_after_its_first_round() {
     }));
     let state = state(model, &[]);
     let (exchange, events) = ask(&state, "loop", Mode::Chat, false).await;
-    assert!(exchange.answer.starts_with("Tokio is a runtime. It schedules tasks on threads"));
+    assert!(exchange
+        .answer
+        .starts_with("Tokio is a runtime. It schedules tasks on threads"));
     assert!(
         exchange.answer.matches("schedules").count() == 1,
         "one round is kept: {}",
         exchange.answer
     );
     assert!(has_notice(&exchange, "repeating itself"));
-    assert!(events.iter().any(|e| matches!(e, AnswerEvent::Rewrite { answer } if *answer == exchange.answer)));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, AnswerEvent::Rewrite { answer } if *answer == exchange.answer)));
 }
 
 #[tokio::test]
 async fn reasoning_is_kept_apart_from_the_answer_and_its_citations() {
     let model = Paced(Box::new(|_| {
         vec![
-            (Duration::ZERO, Some(ChatEvent::Reasoning("The user asks; source [1] says so.".into()))),
+            (
+                Duration::ZERO,
+                Some(ChatEvent::Reasoning(
+                    "The user asks; source [1] says so.".into(),
+                )),
+            ),
             text("Tokio is an async runtime."),
             done(Some(Usage {
                 prompt_tokens: 1000,
@@ -164,19 +198,32 @@ async fn reasoning_is_kept_apart_from_the_answer_and_its_citations() {
     }));
     let state = state(
         model,
-        &[("CITED_LLM_PRICE_INPUT", "1"), ("CITED_LLM_PRICE_OUTPUT", "2")],
+        &[
+            ("CITED_LLM_PRICE_INPUT", "1"),
+            ("CITED_LLM_PRICE_OUTPUT", "2"),
+        ],
     );
     let (exchange, events) = ask(&state, "think", Mode::Chat, false).await;
     assert_eq!(exchange.answer, "Tokio is an async runtime.");
     assert_eq!(exchange.reasoning, "The user asks; source [1] says so.");
     assert!(exchange.cited.is_empty());
-    assert!(events.iter().any(|e| matches!(e, AnswerEvent::Reasoning { .. })));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, AnswerEvent::Reasoning { .. })));
     let usage = exchange.usage.clone().unwrap();
-    assert_eq!((usage.prompt_tokens, usage.completion_tokens, usage.calls), (1000, 500, 1));
+    assert_eq!(
+        (usage.prompt_tokens, usage.completion_tokens, usage.calls),
+        (1000, 500, 1)
+    );
     assert!(!usage.estimated);
     // 1000 × 1 / 1e6 + 500 × 2 / 1e6 = 0.002
     assert_eq!(usage.cost_micros, Some(2000));
-    let Some(AnswerEvent::Done { usage: sent, coverage, .. }) = events.last() else {
+    let Some(AnswerEvent::Done {
+        usage: sent,
+        coverage,
+        ..
+    }) = events.last()
+    else {
         panic!("no Done: {events:?}");
     };
     assert_eq!(sent.as_ref(), Some(&usage));
@@ -186,13 +233,20 @@ async fn reasoning_is_kept_apart_from_the_answer_and_its_citations() {
 #[tokio::test]
 async fn an_answer_citing_nothing_it_retrieved_is_flagged() {
     let model = Paced(Box::new(|_| {
-        vec![text("Tokio is the most popular async runtime for Rust servers."), done(None)]
+        vec![
+            text("Tokio is the most popular async runtime for Rust servers."),
+            done(None),
+        ]
     }));
     let state = state(model, &[]);
     let (exchange, _) = ask(&state, "rust async runtime", Mode::Chat, true).await;
     assert!(!exchange.sources.is_empty());
     assert!(exchange.cited.is_empty());
-    assert!(has_notice(&exchange, "cites none of the sources"), "{:?}", exchange.notices);
+    assert!(
+        has_notice(&exchange, "cites none of the sources"),
+        "{:?}",
+        exchange.notices
+    );
     let coverage = exchange.coverage.unwrap();
     assert_eq!((coverage.cited, coverage.claims), (0, 1));
     // Without a server count, the streamed pieces stand in and say so.
@@ -218,7 +272,13 @@ async fn an_agent_that_never_searches_is_marked_and_can_be_made_to() {
     let state = state(model, &[]);
     let (exchange, events) = ask(&state, "rust async runtime", Mode::Agent, true).await;
     assert!(exchange.unsearched, "{exchange:#?}");
-    assert!(matches!(events.last(), Some(AnswerEvent::Done { unsearched: true, .. })));
+    assert!(matches!(
+        events.last(),
+        Some(AnswerEvent::Done {
+            unsearched: true,
+            ..
+        })
+    ));
     let (again, _) = ask_with(&state, "rust async runtime", Mode::Agent, true, true).await;
     assert!(!again.unsearched);
     assert!(!again.sources.is_empty(), "搜索后重答 searched");
@@ -238,7 +298,10 @@ async fn research_past_its_deadline_answers_from_the_evidence_so_far() {
             // The branch's reflection never comes.
             vec![(Duration::ZERO, None)]
         } else if system.contains("\"reasoning\"") {
-            vec![text(r#"{"answer": "unknown", "confidence": "low", "reasoning": "none"}"#), done(None)]
+            vec![
+                text(r#"{"answer": "unknown", "confidence": "low", "reasoning": "none"}"#),
+                done(None),
+            ]
         } else {
             vec![text("Nothing was found in time."), done(None)]
         }
@@ -256,10 +319,13 @@ async fn research_past_its_deadline_answers_from_the_evidence_so_far() {
     let plan = exchange.research.clone().unwrap();
     assert_eq!(plan.stop, Some(StopReason::Deadline), "{plan:#?}");
     assert!(
-        has_notice(&exchange, "time limit (10 s") && has_notice(&exchange, "What is Tokio in Rust?"),
+        has_notice(&exchange, "time limit (10 s")
+            && has_notice(&exchange, "What is Tokio in Rust?"),
         "{:?}",
         exchange.notices
     );
     assert!(!exchange.answer.trim().is_empty(), "an answer all the same");
-    assert!(events.iter().any(|e| matches!(e, AnswerEvent::Progress { tokens: _, secs } if *secs >= 2)));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, AnswerEvent::Progress { tokens: _, secs } if *secs >= 2)));
 }

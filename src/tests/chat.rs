@@ -208,7 +208,7 @@ async fn switch_on_searches_numbers_and_resolves_citations() {
     // [9] has no source: it stays text and is not cited.
     assert_eq!(exchange.cited, vec![1, 2]);
     assert!(
-        matches!(events.last(), Some(AnswerEvent::Done { cited, stopped: false }) if cited == &vec![1, 2])
+        matches!(events.last(), Some(AnswerEvent::Done { cited, stopped: false, .. }) if cited == &vec![1, 2])
     );
     assert_eq!(h.session.conversation(), vec![exchange]);
 }

@@ -9,9 +9,31 @@ use super::searxng;
 use crate::ssr::config::Config;
 use crate::ssr::doctor::{self, Verdict};
 
-/// `/v1/models` answering like OpenAI, requiring the key `sk-good`.
+/// A capable model's streamed replies: a tool call when offered tools, JSON when asked for
+/// a schema, else a word.
+async fn completions(body: String) -> ([(&'static str, &'static str); 1], String) {
+    let request: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+    let delta = if request.get("tools").is_some() {
+        json!({ "tool_calls": [{ "index": 0, "id": "call_1", "type": "function",
+            "function": { "name": "web_search", "arguments": "{\"query\": \"rust release\"}" } }] })
+    } else if request.get("response_format").is_some() {
+        json!({ "content": "{\"answer\": \"blue\"}" })
+    } else {
+        json!({ "content": "ready" })
+    };
+    let chunk = json!({ "choices": [{ "index": 0, "delta": delta, "finish_reason": "stop" }] });
+    (
+        [("content-type", "text/event-stream")],
+        format!("data: {chunk}\n\ndata: [DONE]\n\n"),
+    )
+}
+
+/// `/v1/models` answering like OpenAI, requiring the key `sk-good`, and a capable
+/// `/v1/chat/completions` for the doctor's probes.
 async fn fake_models() -> String {
-    let app = Router::new().route(
+    let app = Router::new()
+        .route("/v1/chat/completions", axum::routing::post(completions))
+        .route(
         "/v1/models",
         get(|headers: HeaderMap| async move {
             if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some("Bearer sk-good")
@@ -61,8 +83,21 @@ async fn all_good() {
     .await;
     assert_eq!(
         verdicts(&findings),
-        vec![("SearXNG", Verdict::Ok), ("model", Verdict::Ok)],
+        vec![
+            ("SearXNG", Verdict::Ok),
+            ("model", Verdict::Ok),
+            ("streaming", Verdict::Ok),
+            ("tool calls", Verdict::Ok),
+            ("JSON schema", Verdict::Ok),
+            ("modes", Verdict::Ok),
+        ],
         "{findings:?}"
+    );
+    let modes = &findings[5].text;
+    assert!(
+        modes.contains("the model decides when to search")
+            && modes.contains("follow a JSON schema"),
+        "{modes}"
     );
 }
 

@@ -194,6 +194,7 @@ async fn ask_offline(state: &AppState, question: &str, mode: Mode) -> Exchange {
         search_enabled: true,
         lang: Lang::ZhCn,
         mode,
+        force_search: false,
     };
     let cancel = CancellationToken::new();
     let exchange = crate::ssr::answer::run(state.clone(), session, input, cancel, sender).await;

@@ -267,6 +267,7 @@ fn client(base: &str, model: &str, key: Option<&str>) -> OpenAiClient {
             max_retries: 2,
             backoff_base: Duration::from_millis(50),
             max_backoff: Duration::from_secs(2),
+            structured: true,
         },
     )
 }

@@ -80,7 +80,13 @@ async fn run(state: &AppState, input: TurnInput) -> (Exchange, Vec<AnswerEvent>)
     });
     let exchange = tokio::time::timeout(
         bound,
-        answer::run(state.clone(), session(), input, CancellationToken::new(), sender),
+        answer::run(
+            state.clone(),
+            session(),
+            input,
+            CancellationToken::new(),
+            sender,
+        ),
     )
     .await
     .expect("the answer ended within its deadlines");
@@ -95,7 +101,10 @@ fn assert_citations_resolve(exchange: &Exchange) {
     let numbers: Vec<u32> = exchange.sources.iter().map(|e| e.number).collect();
     rendered.for_each_cite(|cite| {
         if let Cite::Found { number, entry } = cite {
-            assert!(numbers.contains(number), "[{number}] links outside the sources");
+            assert!(
+                numbers.contains(number),
+                "[{number}] links outside the sources"
+            );
             assert_eq!(entry.number, *number);
             assert!(entry.url.starts_with("http"), "{}", entry.url);
         }
@@ -135,9 +144,16 @@ async fn chat_streams_a_cited_answer_from_a_real_model() {
     )
     .await;
     assert_finished(&exchange, &events);
-    assert!(!exchange.sources.is_empty(), "SearXNG found the Rust fixtures");
     assert!(
-        events.iter().filter(|e| matches!(e, AnswerEvent::Token { .. })).count() > 1,
+        !exchange.sources.is_empty(),
+        "SearXNG found the Rust fixtures"
+    );
+    assert!(
+        events
+            .iter()
+            .filter(|e| matches!(e, AnswerEvent::Token { .. }))
+            .count()
+            > 1,
         "the answer streamed"
     );
     assert_citations_resolve(&exchange);
@@ -169,7 +185,11 @@ async fn agent_either_searches_or_says_it_did_not() {
     let state = state(&[]);
     let (exchange, events) = run(
         &state,
-        input("Which async runtime do Rust servers use?", Mode::Agent, Lang::En),
+        input(
+            "Which async runtime do Rust servers use?",
+            Mode::Agent,
+            Lang::En,
+        ),
     )
     .await;
     assert_finished(&exchange, &events);
@@ -193,7 +213,11 @@ async fn research_follows_the_json_schema_and_ends_in_time() {
     let state = state(&[]);
     let (exchange, events) = run(
         &state,
-        input("Which Rust async runtime is most used for servers?", Mode::Research, Lang::En),
+        input(
+            "Which Rust async runtime is most used for servers?",
+            Mode::Research,
+            Lang::En,
+        ),
     )
     .await;
     assert_finished(&exchange, &events);
@@ -205,7 +229,9 @@ async fn research_follows_the_json_schema_and_ends_in_time() {
     let plan = exchange.research.as_ref().expect("a plan");
     assert!(plan.stop.is_some(), "{plan:#?}");
     assert!(
-        events.iter().any(|e| matches!(e, AnswerEvent::Progress { .. })),
+        events
+            .iter()
+            .any(|e| matches!(e, AnswerEvent::Progress { .. })),
         "the status line showed progress while the model planned"
     );
     assert_citations_resolve(&exchange);
@@ -261,7 +287,10 @@ async fn stop_in_mid_stream_frees_the_session() {
     session.end_answer(id);
     assert!(exchange.stopped);
     assert!(!exchange.answer.is_empty(), "what was written is kept");
-    assert!(session.begin_answer().is_some(), "the session is free again");
+    assert!(
+        session.begin_answer().is_some(),
+        "the session is free again"
+    );
 }
 
 #[tokio::test]
@@ -279,6 +308,9 @@ async fn doctor_probes_the_real_model() {
     assert_eq!(by("streaming").verdict, Verdict::Ok, "{findings:?}");
     assert_eq!(by("JSON schema").verdict, Verdict::Ok, "{findings:?}");
     // llama.cpp's /props gives each of the two slots half the context.
-    assert!(by("context").text.contains("tokens of context"), "{findings:?}");
+    assert!(
+        by("context").text.contains("tokens of context"),
+        "{findings:?}"
+    );
     assert!(by("modes").text.contains("Research"), "{findings:?}");
 }

@@ -189,6 +189,7 @@ async fn run_research(
         search_enabled: true,
         lang: Lang::En,
         mode: Mode::Research,
+        force_search: false,
     };
     let collector = tokio::spawn(async move {
         let mut events = Vec::new();

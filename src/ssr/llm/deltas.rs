@@ -286,7 +286,11 @@ mod tests {
         assert_eq!(split(&[whole]), expected);
         // Every way of cutting the text in two, on character boundaries.
         for (at, _) in whole.char_indices().skip(1) {
-            assert_eq!(split(&[&whole[..at], &whole[at..]]), expected, "cut at {at}");
+            assert_eq!(
+                split(&[&whole[..at], &whole[at..]]),
+                expected,
+                "cut at {at}"
+            );
         }
         let chars: Vec<String> = whole.chars().map(String::from).collect();
         let pieces: Vec<&str> = chars.iter().map(String::as_str).collect();
@@ -316,7 +320,10 @@ mod tests {
                 .unwrap(),
         );
         events.extend(assembler.push("[DONE]").unwrap());
-        assert_eq!(events[0], ChatEvent::Reasoning("Let me think [3].".to_string()));
+        assert_eq!(
+            events[0],
+            ChatEvent::Reasoning("Let me think [3].".to_string())
+        );
         assert_eq!(events[1], ChatEvent::Text("Answer [1].".to_string()));
         assert!(matches!(events[2], ChatEvent::Done { .. }));
     }

@@ -131,7 +131,8 @@ impl OpenAiClient {
     }
 
     fn asks_schema(&self, request: &ChatRequest) -> bool {
-        request.schema.is_some() && self.schema_support.load(Ordering::Relaxed) != SCHEMA_UNSUPPORTED
+        request.schema.is_some()
+            && self.schema_support.load(Ordering::Relaxed) != SCHEMA_UNSUPPORTED
     }
 
     /// Sends the request, retrying 429/5xx, until a successful response starts.
@@ -141,10 +142,10 @@ impl OpenAiClient {
         let mut with_schema = self.asks_schema(request);
         let mut attempt = 0;
         loop {
-            let mut builder = self
-                .http
-                .post(&url)
-                .json(&self.body(request, with_stream_options, with_schema));
+            let mut builder =
+                self.http
+                    .post(&url)
+                    .json(&self.body(request, with_stream_options, with_schema));
             if let Some(key) = &self.api_key {
                 builder = builder.bearer_auth(key.expose());
             }

@@ -96,16 +96,15 @@ mod tests {
             .map(|i| format!("{i}. The same item text [{i}].\n"))
             .collect();
         assert_eq!(repeated_tail(&list), None);
-        let table = format!(
-            "| a | b |\n|---|---|\n{}",
-            "| x | y |\n".repeat(3)
-        );
+        let table = format!("| a | b |\n|---|---|\n{}", "| x | y |\n".repeat(3));
         assert_eq!(repeated_tail(&table), None);
         let prose = "Rust's ownership rules make data races impossible at compile time [1]. \
             Tokio builds on async/await [2]. Its scheduler steals work between threads [3].";
         assert_eq!(repeated_tail(prose), None);
         // Two repeats are not yet a loop.
-        let twice = "A long sentence that a model might well say twice in a row, once for emphasis. ".repeat(2);
+        let twice =
+            "A long sentence that a model might well say twice in a row, once for emphasis. "
+                .repeat(2);
         assert_eq!(repeated_tail(&twice), None);
     }
 }

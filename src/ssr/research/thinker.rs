@@ -14,10 +14,10 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::citation::CitationEntry;
-use crate::model::Reliability;
-use crate::ssr::llm::extractive;
 use crate::i18n::Texts;
 use crate::model::Lang;
+use crate::model::Reliability;
+use crate::ssr::llm::extractive;
 use crate::ssr::llm::{CallKind, ChatModel, ChatRequest, LlmError, Message, ModelLimits, Schema};
 use crate::ssr::pipeline::{stream_reply, Collect, Meter};
 use crate::ssr::prompts::research as prompts;
@@ -250,7 +250,11 @@ impl ModelThinker {
             .unwrap_or_default();
         self.meter.add(&reply);
         if let Some(cut) = reply.cut {
-            tracing::warn!(step = call.step, ?cut, "research: the model's reply was cut");
+            tracing::warn!(
+                step = call.step,
+                ?cut,
+                "research: the model's reply was cut"
+            );
             let t = self.lang.texts();
             let why = crate::ssr::pipeline::cut_text(t, cut, max_tokens);
             self.meter.note(
