@@ -23,7 +23,7 @@ WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ {getline; gsub(/"/, "", $$3); print $$3}' Cargo.lock)
 E2E_PORT ?= 3999
 
-.PHONY: help run test bench-model llama tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
+.PHONY: help run test bench-model llama llama-start tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
 	server-debug server-release e2e clean-site
 
 help:
@@ -71,6 +71,9 @@ searxng-venv:
 llama:
 	@scripts/llama.sh
 
+llama-start:
+	@scripts/llama.sh --start
+
 end2end/node_modules/.installed: end2end/package.json end2end/package-lock.json
 	@echo "== npm ci (end2end)"
 	cd end2end && npm ci --no-audit --no-fund --loglevel=error
@@ -108,7 +111,7 @@ server-release:
 run: site-release server-release
 	CITED_SITE_ROOT=$(SITE) $(CARGO_TARGET_DIR)/release/cited serve
 
-test: tools browser e2e-deps searxng-venv llama fmt-check clippy unit site-debug server-debug e2e
+test: llama-start tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug server-debug e2e
 	@echo "== make test: all green"
 
 fmt-check:

