@@ -34,11 +34,15 @@ impl Drop for Server {
     }
 }
 
+/// Where `scripts/llama.sh` installs: `CITED_LLAMA_DIR`, else `~/.cache/cited-llama`.
 fn cache(path: &str) -> std::path::PathBuf {
-    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
-    std::path::PathBuf::from(home)
-        .join(".cache/cited-llama")
-        .join(path)
+    let dir = std::env::var("CITED_LLAMA_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| {
+            let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+            std::path::PathBuf::from(home).join(".cache/cited-llama")
+        });
+    dir.join(path)
 }
 
 #[allow(clippy::zombie_processes, reason = "Server's Drop kills and waits")]
@@ -83,6 +87,8 @@ struct Figures {
     calls: u32,
     tokens: u64,
     coverage: String,
+    /// How the answer ended, and its first notice (why an answer is empty).
+    outcome: String,
 }
 
 async fn measure(state: &AppState, mode: Mode, question: &str) -> Figures {
@@ -133,6 +139,14 @@ async fn measure(state: &AppState, mode: Mode, question: &str) -> Figures {
         coverage: exchange
             .coverage
             .map_or("-".into(), |c| format!("{}/{}", c.cited, c.claims)),
+        outcome: format!(
+            "{:?}{}",
+            exchange.state,
+            exchange
+                .notices
+                .first()
+                .map_or(String::new(), |n| format!(": {}", n.text))
+        ),
     }
 }
 
@@ -183,7 +197,9 @@ fn main() {
         let mut walls = Vec::new();
         for question in QUESTIONS {
             let figures = runtime.block_on(measure(&state, mode, question));
-            let rate = if figures.streaming.is_zero() {
+            // A rate needs a stream: several pieces over a measurable time.
+            let rate = if figures.answer_tokens < 2 || figures.streaming < Duration::from_millis(50)
+            {
                 "-".to_string()
             } else {
                 format!(
@@ -205,6 +221,7 @@ fn main() {
                 figures.tokens,
                 figures.coverage,
             );
+            println!("{:<9} └ {}", "", figures.outcome);
             walls.push(figures.wall);
         }
         let mean = walls.iter().sum::<Duration>() / walls.len().max(1) as u32;

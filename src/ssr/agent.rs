@@ -58,7 +58,9 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
             ..ChatRequest::default()
         };
         let before = turn.exchange.answer.len();
-        let reply = turn.stream_model(request, false).await?;
+        // The status line says the model is at work (with its seconds) until it writes.
+        turn.status(Some(Status::Generating)).await?;
+        let reply = turn.stream_model(request, true).await?;
         match reply.error {
             Some(error) if rejects_tools(&error) && reply.text.is_empty() => {
                 tracing::warn!(%error, "the model cannot call tools; falling back to search then answer");
@@ -97,7 +99,9 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
         turn.sources(sources).await?;
     }
     tracing::info!(searches, "agent searches done");
-    if searches == 0 && !turn.exchange.answer.trim().is_empty() {
+    // (Citing what earlier answers found counts as searched.)
+    if searches == 0 && !turn.exchange.answer.trim().is_empty() && turn.answer_sources().is_empty()
+    {
         // Answered from memory: said under the answer, with a button to search.
         turn.exchange.unsearched = true;
     }

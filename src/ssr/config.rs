@@ -126,6 +126,18 @@ pub enum CallKind {
     Title,
 }
 
+impl CallKind {
+    /// The variable that sets this kind's `max_tokens`.
+    pub fn variable(self) -> &'static str {
+        match self {
+            CallKind::Plan => "CITED_LLM_MAX_TOKENS_PLAN",
+            CallKind::Verify => "CITED_LLM_MAX_TOKENS_VERIFY",
+            CallKind::Branch => "CITED_LLM_MAX_TOKENS_BRANCH",
+            CallKind::Answer | CallKind::Title => "CITED_LLM_MAX_TOKENS_ANSWER",
+        }
+    }
+}
+
 /// Bounds on every model call: a small local model must finish or be cut, never run on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelLimits {
@@ -152,7 +164,8 @@ impl ModelLimits {
             CallKind::Verify => self.max_tokens_verify,
             CallKind::Branch => self.max_tokens_branch,
             CallKind::Answer => self.max_tokens_answer,
-            CallKind::Title => 40,
+            // Room for a reasoning model to think first.
+            CallKind::Title => 200,
         }
     }
 

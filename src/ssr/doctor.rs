@@ -68,13 +68,32 @@ pub async fn run(config: &Config) -> Vec<Finding> {
         Some(llm) => check_model(llm).await,
     };
     let mut findings = vec![search];
-    let reachable = model.verdict != Verdict::Problem;
+    // A model missing from the list may still be served (llama.cpp answers to any name):
+    // the probes tell.
+    let unlisted = model.text.contains(UNLISTED);
+    let reachable = model.verdict != Verdict::Problem || unlisted;
     findings.push(model);
     if let (Some(llm), true) = (&config.llm, reachable) {
-        findings.extend(probe_model(llm, config).await);
+        let probes = probe_model(llm, config).await;
+        let answers = probes
+            .iter()
+            .any(|f| f.subject == "streaming" && f.verdict == Verdict::Ok);
+        if unlisted && answers {
+            if let Some(model) = findings.last_mut() {
+                model.verdict = Verdict::Note;
+                model.text = format!(
+                    "{} is not in the server's model list, but the server answers requests for it (llama.cpp serves its one model under any name)",
+                    llm.model
+                );
+            }
+        }
+        findings.extend(probes);
     }
     findings
 }
+
+/// Part of the finding for a model the server does not list.
+const UNLISTED: &str = "does not offer the model";
 
 /// How long one probe may take.
 const PROBE_DEADLINE: Duration = Duration::from_secs(60);
@@ -401,7 +420,7 @@ pub async fn check_model(llm: &LlmConfig) -> Finding {
     } else {
         let shown: Vec<&str> = ids.iter().take(10).map(String::as_str).collect();
         problem(format!(
-            "{base} does not offer the model {:?}; set CITED_LLM_MODEL to one it does: {}",
+            "{base} {UNLISTED} {:?}; set CITED_LLM_MODEL to one it does: {}",
             llm.model,
             if shown.is_empty() {
                 "(the list is empty)".to_string()

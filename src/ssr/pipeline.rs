@@ -125,6 +125,8 @@ pub struct Reply {
     /// Stream pieces of text and reasoning received: about one token each on llama.cpp,
     /// Ollama and OpenAI, so the progress shown while a reply is written.
     pub pieces: u64,
+    /// Reasoning that came as text (before a lone `</think>`) was moved out of `text`.
+    pub rethought: bool,
 }
 
 /// How far a call has come, for the status line.
@@ -296,7 +298,7 @@ pub async fn stream_reply(
             }
         };
         match next {
-            None => return Ok(reply),
+            None => return Ok(unthink(reply)),
             Some(Ok(ChatEvent::Done {
                 finish_reason,
                 usage,
@@ -305,13 +307,15 @@ pub async fn stream_reply(
                 if finish_reason == Some(FinishReason::Length) {
                     reply.cut = Some(Cut::Length);
                 }
-                return Ok(reply);
+                return Ok(unthink(reply));
             }
             Some(Ok(ChatEvent::Text(piece))) => {
                 reply.pieces += 1;
                 reply.text.push_str(&piece);
                 sink.text(&piece).await?;
-                if let Some(keep) = repetition.check(&reply.text) {
+                // Code may repeat itself legitimately (`[0, 0, 0, …]`): not inside a fence.
+                let in_code = reply.text.matches("```").count() % 2 == 1;
+                if let Some(keep) = repetition.check(&reply.text).filter(|_| !in_code) {
                     tracing::warn!(
                         chars = reply.text.chars().count(),
                         "the model repeats itself; cut"
@@ -338,6 +342,23 @@ pub async fn stream_reply(
             }
         }
     }
+}
+
+/// Chat templates that open the `<think>` block in the prompt (DeepSeek-R1 distills, vLLM
+/// without a reasoning parser) stream `thinking…</think>answer`: no opening tag, so it came
+/// as text. Once the reply is complete, what precedes a lone `</think>` is reasoning
+/// ([`Reply::rethought`]; the answer is then rewritten without it).
+fn unthink(mut reply: Reply) -> Reply {
+    const CLOSE: &str = "</think>";
+    if let Some(at) = reply.text.find(CLOSE) {
+        if !reply.text[..at].contains("<think>") {
+            let thought: String = reply.text.drain(..at + CLOSE.len()).collect();
+            reply.reasoning.push_str(thought[..at].trim());
+            reply.text = reply.text.trim_start().to_string();
+            reply.rethought = true;
+        }
+    }
+    reply
 }
 
 /// How often a running call reports its progress.
@@ -535,7 +556,7 @@ impl Turn {
     /// Tells the user about a reply that ended early ([`Cut`]); `what` names the limit
     /// for a length cut.
     pub async fn cut_notice(&mut self, cut: Cut, max_tokens: Option<u32>) -> Result<(), Halted> {
-        let text = cut_text(self.texts(), cut, max_tokens);
+        let text = cut_text(self.texts(), cut, max_tokens, CallKind::Answer);
         self.notice(Level::Warning, text).await
     }
 
@@ -752,6 +773,7 @@ impl Turn {
         let max_tokens = request.max_tokens;
         let llm = Arc::clone(&self.state.llm);
         let before = self.exchange.answer.len();
+        let reasoning_before = self.exchange.reasoning.len();
         let mut sink = AnswerSink {
             turn: self,
             clear_status,
@@ -759,12 +781,20 @@ impl Turn {
         };
         let reply = stream_reply(llm.as_ref(), request, &mut sink).await?;
         self.meter.add(&reply);
-        if let Some(cut) = reply.cut {
-            if cut == Cut::Repetition {
-                self.exchange.answer.truncate(before + reply.text.len());
-                let answer = self.exchange.answer.clone();
-                self.send(AnswerEvent::Rewrite { answer }).await?;
+        if reply.cut == Some(Cut::Repetition) || reply.rethought {
+            // The answer and the reasoning are exactly what the reply kept.
+            self.exchange.answer.truncate(before);
+            self.exchange.answer.push_str(&reply.text);
+            self.exchange.reasoning.truncate(reasoning_before);
+            self.exchange.reasoning.push_str(&reply.reasoning);
+            let answer = self.exchange.answer.clone();
+            self.send(AnswerEvent::Rewrite { answer }).await?;
+            if reply.rethought {
+                let text = reply.reasoning.clone();
+                self.send(AnswerEvent::Reasoning { text }).await?;
             }
+        }
+        if let Some(cut) = reply.cut {
             tracing::warn!(?cut, "the model's reply was cut");
             self.cut_notice(cut, max_tokens).await?;
         }
@@ -931,17 +961,25 @@ impl Turn {
 /// How long a title may take.
 const TITLE_DEADLINE: Duration = Duration::from_secs(30);
 
-/// The notice for a cut reply.
-pub fn cut_text(t: &crate::i18n::Texts, cut: Cut, max_tokens: Option<u32>) -> String {
+/// The notice for a cut reply of `kind` (whose `max_tokens` variable it names).
+pub fn cut_text(
+    t: &crate::i18n::Texts,
+    cut: Cut,
+    max_tokens: Option<u32>,
+    kind: CallKind,
+) -> String {
     match cut {
         Cut::Deadline(after) => t
             .cut_deadline
             .replace("{secs}", &after.as_secs().to_string()),
         Cut::Repetition => t.cut_repetition.to_string(),
-        Cut::Length => t.cut_length.replace(
-            "{tokens}",
-            &max_tokens.map_or("?".to_string(), |n| n.to_string()),
-        ),
+        Cut::Length => t
+            .cut_length
+            .replace(
+                "{tokens}",
+                &max_tokens.map_or("?".to_string(), |n| n.to_string()),
+            )
+            .replace("{var}", kind.variable()),
     }
 }
 

@@ -269,7 +269,15 @@ impl Run<'_> {
                 .await?;
             match woke {
                 Woke::Deadline => {
-                    // Finished branches still count, in order; the rest are given up.
+                    // Finished branches still count, in order (those done but not yet
+                    // joined too); the rest are given up.
+                    while let Some(joined) = set.try_join_next_with_id() {
+                        if let Ok((id, outcome)) = joined {
+                            if let Some(&index) = indices.get(&id) {
+                                outcomes[index] = Some(outcome);
+                            }
+                        }
+                    }
                     drop(set);
                     let left: Vec<Option<Outcome>> = outcomes.drain(next..).collect();
                     for (index, outcome) in (next..).zip(left) {

@@ -329,3 +329,38 @@ async fn research_past_its_deadline_answers_from_the_evidence_so_far() {
         .iter()
         .any(|e| matches!(e, AnswerEvent::Progress { tokens: _, secs } if *secs >= 2)));
 }
+
+#[tokio::test]
+async fn thinking_that_came_as_text_is_moved_out_of_the_answer() {
+    // The template opened `<think>`: the stream has only its end.
+    let model = Paced(Box::new(|_| {
+        vec![
+            text("The user wants Tokio [7]. "),
+            text("</think>\n\n"),
+            text("Tokio is an async runtime."),
+            done(None),
+        ]
+    }));
+    let state = state(model, &[]);
+    let (exchange, events) = ask(&state, "think", Mode::Chat, false).await;
+    assert_eq!(exchange.answer, "Tokio is an async runtime.");
+    assert_eq!(exchange.reasoning, "The user wants Tokio [7].");
+    assert!(events.iter().any(
+        |e| matches!(e, AnswerEvent::Rewrite { answer } if answer == "Tokio is an async runtime.")
+    ));
+}
+
+#[tokio::test]
+async fn code_may_repeat_itself() {
+    let model = Paced(Box::new(|_| {
+        let mut beats = vec![text("A zeroed buffer:\n\n```rust\nlet buffer = [\n")];
+        beats.extend((0..80).map(|_| text("    0, 0, 0, 0,\n")));
+        beats.push(text("];\n```\n"));
+        beats.push(done(None));
+        beats
+    }));
+    let state = state(model, &[]);
+    let (exchange, _) = ask(&state, "code", Mode::Chat, false).await;
+    assert_eq!(exchange.answer.matches("0, 0, 0, 0,").count(), 80);
+    assert!(!has_notice(&exchange, "repeating itself"));
+}

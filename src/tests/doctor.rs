@@ -11,8 +11,14 @@ use crate::ssr::doctor::{self, Verdict};
 
 /// A capable model's streamed replies: a tool call when offered tools, JSON when asked for
 /// a schema, else a word.
-async fn completions(body: String) -> ([(&'static str, &'static str); 1], String) {
+async fn completions(
+    body: String,
+) -> Result<([(&'static str, &'static str); 1], String), StatusCode> {
     let request: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+    // Like OpenAI: a model it does not have is a 404.
+    if request["model"] != "qwen-plus" && request["model"] != "deepseek-chat" {
+        return Err(StatusCode::NOT_FOUND);
+    }
     let delta = if request.get("tools").is_some() {
         json!({ "tool_calls": [{ "index": 0, "id": "call_1", "type": "function",
             "function": { "name": "web_search", "arguments": "{\"query\": \"rust release\"}" } }] })
@@ -22,10 +28,10 @@ async fn completions(body: String) -> ([(&'static str, &'static str); 1], String
         json!({ "content": "ready" })
     };
     let chunk = json!({ "choices": [{ "index": 0, "delta": delta, "finish_reason": "stop" }] });
-    (
+    Ok((
         [("content-type", "text/event-stream")],
         format!("data: {chunk}\n\ndata: [DONE]\n\n"),
-    )
+    ))
 }
 
 /// `/v1/models` answering like OpenAI, requiring the key `sk-good`, and a capable

@@ -20,17 +20,25 @@ pub struct LlamaProcess {
 
 impl Drop for LlamaProcess {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        // Closing its stdin makes the watcher kill the server and exit.
+        drop(self.child.stdin.take());
         let _ = self.child.wait();
     }
 }
 
+/// `var`, else `default` under `CITED_LLAMA_DIR` (where `scripts/llama.sh` installs),
+/// else under `~/.cache/cited-llama`.
 fn installed(var: &str, default: &str) -> PathBuf {
     if let Ok(path) = std::env::var(var) {
         return PathBuf::from(path);
     }
-    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".to_string());
-    let path = PathBuf::from(home).join(".cache/cited-llama").join(default);
+    let dir = std::env::var("CITED_LLAMA_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            let home = std::env::var("HOME").unwrap_or_else(|_| "/root".to_string());
+            PathBuf::from(home).join(".cache/cited-llama")
+        });
+    let path = dir.join(default);
     assert!(
         path.exists(),
         "no {} for the real-model tests: run `scripts/llama.sh` (make test does) or set {var}",

@@ -237,6 +237,16 @@ async fn scripted(State(script): State<Arc<Script>>, Json(body): Json<Value>) ->
             (StatusCode::BAD_REQUEST, Json(json!({"error": {"message": "Unrecognized request argument supplied: stream_options"}}))).into_response()
         }
         "no-stream-options" => sse(Body::from(TEXT)),
+        // OpenAI's reasoning models: `max_tokens` is refused by name.
+        "completion-tokens" if body.get("max_tokens").is_some() => {
+            (StatusCode::BAD_REQUEST, Json(json!({"error": {"message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."}}))).into_response()
+        }
+        "completion-tokens" => sse(Body::from(TEXT)),
+        // A server without structured output.
+        "no-schema" if body.get("response_format").is_some() => {
+            (StatusCode::BAD_REQUEST, Json(json!({"error": {"message": "response_format is not supported"}}))).into_response()
+        }
+        "no-schema" => sse(Body::from(TEXT)),
         _ => (StatusCode::BAD_REQUEST, "unknown script").into_response(),
     }
 }
@@ -547,4 +557,59 @@ async fn the_extractive_answerer_speaks_the_same_interface() {
         calls[0].parsed_arguments().unwrap()["query"],
         "How do I run the tests?"
     );
+}
+
+fn schema() -> crate::ssr::llm::Schema {
+    crate::ssr::llm::Schema {
+        name: "answer",
+        schema: json!({ "type": "object", "properties": { "answer": { "type": "string" } } }),
+    }
+}
+
+#[tokio::test]
+async fn max_tokens_becomes_max_completion_tokens_when_the_server_asks() {
+    let (base, script) = fake_openai().await;
+    let model = client(&base, "completion-tokens", None);
+    let bounded = || ChatRequest {
+        max_tokens: Some(64),
+        ..question()
+    };
+    collect(&model, bounded()).await.unwrap();
+    collect(&model, bounded()).await.unwrap();
+    let requests = script.requests.lock().unwrap().clone();
+    // Refused once, then remembered: three requests for two calls.
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[0]["max_tokens"], 64);
+    for request in &requests[1..] {
+        assert_eq!(request["max_completion_tokens"], 64);
+        assert!(request.get("max_tokens").is_none());
+    }
+}
+
+#[tokio::test]
+async fn structured_output_is_probed_once_per_model_and_remembered() {
+    use crate::ssr::llm::SchemaSupport;
+    let (base, script) = fake_openai().await;
+    let with_schema = || ChatRequest {
+        schema: Some(schema()),
+        ..question()
+    };
+    // A server that enforces it: asked every time, remembered as supported.
+    let supported = client(&base, "text", None);
+    assert_eq!(supported.schema_support(), SchemaSupport::Unknown);
+    collect(&supported, with_schema()).await.unwrap();
+    assert_eq!(supported.schema_support(), SchemaSupport::Supported);
+    let sent = script.requests.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(sent["response_format"]["type"], "json_schema");
+    assert_eq!(sent["response_format"]["json_schema"]["name"], "answer");
+    // One that refuses it: the same call goes through without, and later calls skip it.
+    let refusing = client(&base, "no-schema", None);
+    let events = collect(&refusing, with_schema()).await.unwrap();
+    assert!(events.iter().any(|e| matches!(e, ChatEvent::Text(_))));
+    assert_eq!(refusing.schema_support(), SchemaSupport::Unsupported);
+    let before = script.requests.lock().unwrap().len();
+    collect(&refusing, with_schema()).await.unwrap();
+    let requests = script.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), before + 1, "no second refusal");
+    assert!(requests.last().unwrap().get("response_format").is_none());
 }

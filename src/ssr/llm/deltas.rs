@@ -87,12 +87,12 @@ impl DeltaAssembler {
         {
             let delta = choice.get("delta").or_else(|| choice.get("message"));
             if let Some(delta) = delta {
-                for field in ["reasoning_content", "reasoning"] {
-                    if let Some(text) = delta.get(field).and_then(Value::as_str) {
-                        if !text.is_empty() {
-                            events.push(ChatEvent::Reasoning(text.to_string()));
-                        }
-                    }
+                // Some servers send both names with the same text: one is enough.
+                let reasoning = ["reasoning_content", "reasoning"]
+                    .iter()
+                    .find_map(|field| delta.get(*field).and_then(Value::as_str));
+                if let Some(text) = reasoning.filter(|text| !text.is_empty()) {
+                    events.push(ChatEvent::Reasoning(text.to_string()));
                 }
                 if let Some(text) = delta.get("content").and_then(Value::as_str) {
                     self.think.push(text, &mut events);

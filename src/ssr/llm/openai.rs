@@ -16,7 +16,7 @@
 //! between stream events. Dropping the returned stream closes the connection.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -75,6 +75,8 @@ pub struct OpenAiClient {
     /// What the server did with `response_format` the first time it was asked: probed once
     /// per model and remembered ([`SchemaSupport`] as a byte).
     schema_support: Arc<AtomicU8>,
+    /// The server asked for `max_completion_tokens` instead of `max_tokens`.
+    completion_tokens_field: Arc<AtomicBool>,
 }
 
 const SCHEMA_UNKNOWN: u8 = 0;
@@ -102,6 +104,7 @@ impl OpenAiClient {
             } else {
                 SCHEMA_UNSUPPORTED
             })),
+            completion_tokens_field: Arc::new(AtomicBool::new(false)),
             options,
         }
     }
@@ -119,12 +122,19 @@ impl OpenAiClient {
             body["tools"] = request.tools.iter().map(|t| t.to_json()).collect();
         }
         if let Some(max_tokens) = request.max_tokens {
-            body["max_tokens"] = json!(max_tokens);
+            // OpenAI's reasoning models refuse `max_tokens`; once told, this client says
+            // `max_completion_tokens` instead.
+            let field = if self.completion_tokens_field.load(Ordering::Relaxed) {
+                "max_completion_tokens"
+            } else {
+                "max_tokens"
+            };
+            body[field] = json!(max_tokens);
         }
         if let (Some(schema), true) = (&request.schema, with_schema) {
             body["response_format"] = json!({
                 "type": "json_schema",
-                "json_schema": { "name": schema.name, "strict": true, "schema": schema.schema },
+                "json_schema": { "name": schema.name, "strict": false, "schema": schema.schema },
             });
         }
         body
@@ -198,6 +208,12 @@ impl OpenAiClient {
                 && body.contains("stream_options")
             {
                 with_stream_options = false;
+                continue;
+            }
+            if status == StatusCode::BAD_REQUEST
+                && body.contains("max_completion_tokens")
+                && !self.completion_tokens_field.swap(true, Ordering::Relaxed)
+            {
                 continue;
             }
             // A server without structured output: remember it for this model, ask without.

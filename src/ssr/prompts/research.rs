@@ -307,7 +307,13 @@ pub mod schemas {
         json!({ "type": "array", "items": { "type": "integer", "minimum": 1 }, "maxItems": items })
     }
 
-    fn object(properties: Value, required: &[&str]) -> Value {
+    /// Every property is required (OpenAI's strict mode wants that; a model can always
+    /// write an empty list or string).
+    fn object(properties: Value) -> Value {
+        let required: Vec<String> = properties
+            .as_object()
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
         json!({
             "type": "object",
             "properties": properties,
@@ -321,47 +327,37 @@ pub mod schemas {
     }
 
     pub fn plan() -> Schema {
-        let sub_question = object(
-            json!({
-                "question": text(300),
-                "query": text(200),
-                "language": { "type": "string", "enum": ["zh", "en"] },
-                "purpose": text(200),
-            }),
-            &["question", "query", "language"],
-        );
+        let sub_question = object(json!({
+            "question": text(300),
+            "query": text(200),
+            "language": { "type": "string", "enum": ["zh", "en"] },
+            "purpose": text(200),
+        }));
         Schema {
             name: "research_plan",
-            schema: object(
-                json!({
-                    "anchors": texts(8, 100),
-                    "sub_questions": { "type": "array", "items": sub_question, "maxItems": 4 },
-                }),
-                &["sub_questions"],
-            ),
+            schema: object(json!({
+                "anchors": texts(8, 100),
+                "sub_questions": { "type": "array", "items": sub_question, "maxItems": 4 },
+            })),
         }
     }
 
     pub fn reflection() -> Schema {
         let candidate = object(
             json!({ "name": text(100), "status": { "type": "string", "enum": ["✓", "✗", "?"] } }),
-            &["name", "status"],
         );
         Schema {
             name: "branch_reflection",
-            schema: object(
-                json!({
-                    "relevant": numbers(20),
-                    "entities": texts(10, 100),
-                    "multi_anchor_hits": numbers(20),
-                    "candidates": { "type": "array", "items": candidate, "maxItems": 10 },
-                    "deductions": texts(5, 300),
-                    "encyclopedia": texts(2, 100),
-                    "deep_read": numbers(2),
-                    "notes": text(500),
-                }),
-                &["relevant", "entities", "notes"],
-            ),
+            schema: object(json!({
+                "relevant": numbers(20),
+                "entities": texts(10, 100),
+                "multi_anchor_hits": numbers(20),
+                "candidates": { "type": "array", "items": candidate, "maxItems": 10 },
+                "deductions": texts(5, 300),
+                "encyclopedia": texts(2, 100),
+                "deep_read": numbers(2),
+                "notes": text(500),
+            })),
         }
     }
 
@@ -370,7 +366,6 @@ pub mod schemas {
             name: "branch_evidence",
             schema: object(
                 json!({ "statement": text(600), "reliability": level(), "sources": numbers(10) }),
-                &["statement", "reliability", "sources"],
             ),
         }
     }
@@ -380,7 +375,6 @@ pub mod schemas {
             name: "chain_verdict",
             schema: object(
                 json!({ "sufficient": { "type": "boolean" }, "chain": text(800), "prune": texts(4, 200) }),
-                &["sufficient", "chain", "prune"],
             ),
         }
     }
@@ -390,7 +384,6 @@ pub mod schemas {
             name: "research_summary",
             schema: object(
                 json!({ "answer": text(300), "confidence": level(), "reasoning": text(1200) }),
-                &["answer", "confidence", "reasoning"],
             ),
         }
     }

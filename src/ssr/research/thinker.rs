@@ -19,7 +19,7 @@ use crate::model::Lang;
 use crate::model::Reliability;
 use crate::ssr::llm::extractive;
 use crate::ssr::llm::{CallKind, ChatModel, ChatRequest, LlmError, Message, ModelLimits, Schema};
-use crate::ssr::pipeline::{stream_reply, Collect, Meter};
+use crate::ssr::pipeline::{stream_reply, Collect, Cut, Meter};
 use crate::ssr::prompts::research as prompts;
 use crate::ssr::prompts::research::PlanContext;
 use crate::ssr::tolerant;
@@ -235,7 +235,11 @@ struct Call {
 impl ModelThinker {
     /// The whole text of one completion, bounded like every call of its kind and with a
     /// schema where the server enforces one. A cut reply is noted for the user.
-    async fn complete(&self, messages: Vec<Message>, call: &Call) -> Result<String, LlmError> {
+    async fn complete(
+        &self,
+        messages: Vec<Message>,
+        call: &Call,
+    ) -> Result<(String, Option<Cut>), LlmError> {
         let request = ChatRequest {
             schema: Some(call.schema.clone()),
             ..ChatRequest::bounded(messages, call.kind, &self.limits)
@@ -256,7 +260,7 @@ impl ModelThinker {
                 "research: the model's reply was cut"
             );
             let t = self.lang.texts();
-            let why = crate::ssr::pipeline::cut_text(t, cut, max_tokens);
+            let why = crate::ssr::pipeline::cut_text(t, cut, max_tokens, call.kind);
             self.meter.note(
                 t.research_step_cut
                     .replace("{step}", (call.shown)(t))
@@ -265,7 +269,7 @@ impl ModelThinker {
         }
         match reply.error {
             Some(error) => Err(error),
-            None => Ok(reply.text),
+            None => Ok((reply.text, reply.cut)),
         }
     }
 
@@ -285,7 +289,7 @@ impl ModelThinker {
     {
         let step = call.step;
         let mut messages = vec![Message::System(system), Message::User(user)];
-        let reply = self.complete(messages.clone(), &call).await?;
+        let (reply, cut) = self.complete(messages.clone(), &call).await?;
         let error = match tolerant::parse_value(&reply)
             .map_err(|error| ReadError::Json(error.to_string()))
             .and_then(|value| read(&value))
@@ -293,10 +297,18 @@ impl ModelThinker {
             Ok(value) => return Ok(value),
             Err(error) => error,
         };
+        if matches!(cut, Some(Cut::Deadline(_))) {
+            // A retry would wait as long again: degrade now.
+            tracing::warn!(step, %error, "research: reply cut at its deadline; using the fallback");
+            let t = self.lang.texts();
+            self.meter
+                .note(t.research_degraded.replace("{step}", (call.shown)(t)));
+            return Ok(fallback());
+        }
         tracing::warn!(step, %error, "research: unreadable model reply; asking once more");
         messages.push(Message::assistant(reply));
         messages.push(Message::User(prompts::retry(zh, &error.to_string())));
-        let reply = self.complete(messages, &call).await?;
+        let (reply, _) = self.complete(messages, &call).await?;
         match tolerant::parse_value(&reply)
             .map_err(|error| ReadError::Json(error.to_string()))
             .and_then(|value| read(&value))
