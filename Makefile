@@ -23,7 +23,7 @@ WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ {getline; gsub(/"/, "", $$3); print $$3}' Cargo.lock)
 E2E_PORT ?= 3999
 
-.PHONY: help run test bench-model llama llama-start tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
+.PHONY: help run test bench-model llama llama-start site-tools tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
 	server-debug server-release e2e clean-site
 
 help:
@@ -86,19 +86,30 @@ end2end/node_modules/.installed: end2end/package.json end2end/package-lock.json
 # .cargo/config.toml), so wasm-bindgen's cited_bg.wasm is renamed.
 define build_site
 	cargo build --locked --lib --target $(WASM_TARGET) --no-default-features --features hydrate $(1)
+	rm -rf $(PKG)
 	mkdir -p $(PKG)
 	wasm-bindgen --target web --no-typescript --out-dir $(PKG) --out-name cited \
 		$(CARGO_TARGET_DIR)/$(WASM_TARGET)/$(2)/cited.wasm
 	mv -f $(PKG)/cited_bg.wasm $(PKG)/cited.wasm
 	cp style/main.css $(PKG)/cited.css
+	scripts/seal-site.sh $(PKG) $(3)
 	cp -R public/. $(SITE)/
 endef
 
-site-debug: tools
-	$(call build_site,,debug)
+# Brotli for the precompressed assets, from Debian's packages.
+site-tools:
+	@if ! command -v brotli >/dev/null; then \
+		echo "== installing Debian's brotli (precompressed assets)"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -q; \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q brotli; \
+	fi
 
-site-release: tools
-	$(call build_site,--profile wasm-release,wasm-release)
+site-debug: tools site-tools
+	$(call build_site,,debug,5)
+
+site-release: tools site-tools
+	$(call build_site,--profile wasm-release,wasm-release,11)
 
 server-debug:
 	cargo build --locked --bin cited --no-default-features --features ssr

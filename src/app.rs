@@ -1,7 +1,7 @@
 //! The page shell and the router: wiring only. Views live in `components`.
 
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{ParamSegment, SsrMode, StaticSegment};
 
@@ -19,6 +19,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <meta name="color-scheme" content="light dark"/>
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml"/>
+                // The stylesheet carries the site's content-hashed name (see `ssr::assets`).
+                <link rel="stylesheet" id="cited" href=format!("/{}/{}.css", options.site_pkg_dir, options.output_name)/>
                 <HydrationScripts options/>
                 <MetaTags/>
             </head>
@@ -52,7 +54,6 @@ pub fn App() -> impl IntoView {
         provide_context(lang_of_document());
     }
     view! {
-        <Stylesheet id="cited" href="/pkg/cited.css"/>
         <Title text="cited"/>
         <Router>
             <Routes fallback=|| view! { <p class="not-found">"404"</p> }>

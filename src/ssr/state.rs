@@ -48,7 +48,7 @@ pub struct Picked {
 impl AppState {
     pub fn new(config: Config) -> AppState {
         let leptos_options = LeptosOptions::builder()
-            .output_name("cited")
+            .output_name(site_name(&config.site_root))
             .site_root(config.site_root.to_string_lossy().into_owned())
             .site_pkg_dir("pkg")
             .site_addr(config.addr)
@@ -132,4 +132,17 @@ impl AppState {
             }
         }
     }
+}
+
+/// The built site's asset name (`cited.<hash>`), from the `pkg/NAME` file that
+/// `scripts/seal-site.sh` writes; `cited` for an unsealed or missing site.
+pub fn site_name(site_root: &std::path::Path) -> String {
+    let sealed = std::fs::read_to_string(site_root.join("pkg").join("NAME")).ok();
+    sealed
+        .map(|name| name.trim().to_string())
+        .filter(|name| {
+            name.strip_prefix("cited.")
+                .is_some_and(|hash| !hash.is_empty() && hash.chars().all(|c| c.is_ascii_hexdigit()))
+        })
+        .unwrap_or_else(|| "cited".to_string())
 }

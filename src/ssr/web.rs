@@ -7,11 +7,16 @@ use std::future::Future;
 use std::time::Duration;
 
 use axum::extract::MatchedPath;
-use axum::http::{Request, StatusCode};
+use axum::http::{header, HeaderValue, Request, StatusCode};
 use axum::routing::get;
 use axum::{middleware, Router};
 use leptos_axum::{generate_route_list, LeptosRoutes};
 use tokio::net::TcpListener;
+use tower::ServiceBuilder;
+use tower_http::compression::predicate::{DefaultPredicate, NotForContentType, Predicate};
+use tower_http::compression::CompressionLayer;
+use tower_http::services::ServeDir;
+use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
@@ -31,8 +36,26 @@ const SWEEP_EVERY: Duration = Duration::from_secs(60);
 pub fn router(state: AppState) -> Router {
     let routes = generate_route_list(App);
     let options = state.leptos_options.clone();
+    // The sealed assets: content-hashed names, so cached for a year; `.br`/`.gz` siblings
+    // sent by Accept-Encoding.
+    let pkg = ServiceBuilder::new()
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("public, max-age=31536000, immutable"),
+        ))
+        .service(
+            ServeDir::new(state.config.site_root.join("pkg"))
+                .precompressed_br()
+                .precompressed_gzip(),
+        );
+    // Pages and JSON are compressed on the fly; an answer's stream (octet-stream) is not,
+    // since compressing would hold its tokens back.
+    let compress = CompressionLayer::new().compress_when(
+        DefaultPredicate::new().and(NotForContentType::const_new("application/octet-stream")),
+    );
     Router::new()
         .route("/healthz", get(healthz))
+        .nest_service("/pkg", pkg)
         .route("/new", axum::routing::post(history_routes::new_chat))
         .route("/c/{id}/export.md", get(history_routes::export))
         .route(
@@ -49,6 +72,12 @@ pub fn router(state: AppState) -> Router {
             },
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        // Pages are never reused without asking (the assets they name change with a build).
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("no-cache"),
+        ))
+        .layer(compress)
         .layer(middleware::from_fn_with_state(
             state.clone(),
             crate::ssr::request::attach,

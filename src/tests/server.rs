@@ -63,11 +63,14 @@ async fn page_is_server_rendered_with_the_ui_contract() {
         "启用后将使用SearXNG搜索实时信息",
         r#"aria-label="设置""#,
         r#"role="status""#,
-        "/pkg/cited.js",
-        "/pkg/cited.wasm",
-        "/pkg/cited.css",
     ] {
         assert!(html.contains(needle), "page lacks {needle}:\n{html}");
+    }
+    // The assets carry the built site's name (hashed once `make site-*` sealed it).
+    let name = crate::ssr::state::site_name(std::path::Path::new("target/site"));
+    for ext in ["js", "wasm", "css"] {
+        let needle = format!("/pkg/{name}.{ext}");
+        assert!(html.contains(&needle), "page lacks {needle}:\n{html}");
     }
 }
 
@@ -258,5 +261,77 @@ async fn search_status_reports_searxng_health_with_the_fix() {
             .message
             .contains("docker compose -f searxng/docker-compose.yml up -d"),
         "{status:?}"
+    );
+}
+
+/// A sealed site as `scripts/seal-site.sh` leaves it: hashed names, `NAME`, `.br`/`.gz`.
+fn sealed_site() -> super::searxng::TempDir {
+    let dir = super::searxng::TempDir::new("site");
+    let pkg = dir.0.join("pkg");
+    std::fs::create_dir_all(&pkg).unwrap();
+    let name = "cited.0123456789abcdef";
+    std::fs::write(pkg.join("NAME"), format!("{name}\n")).unwrap();
+    for (ext, body) in [
+        ("js", "export default 1;"),
+        ("wasm", "\0asm"),
+        ("css", "body{}"),
+    ] {
+        std::fs::write(pkg.join(format!("{name}.{ext}")), body).unwrap();
+        std::fs::write(pkg.join(format!("{name}.{ext}.br")), format!("br:{body}")).unwrap();
+        std::fs::write(pkg.join(format!("{name}.{ext}.gz")), format!("gz:{body}")).unwrap();
+    }
+    dir
+}
+
+#[tokio::test]
+async fn assets_are_hashed_precompressed_and_cached_for_a_year_pages_are_not() {
+    let site = sealed_site();
+    let root = site.0.to_string_lossy().into_owned();
+    let server = TestServer::start(&[("CITED_SITE_ROOT", root.as_str())]).await;
+    let client = reqwest::Client::builder().no_gzip().build().unwrap();
+    let get = |path: &str, encoding: &'static str| {
+        client
+            .get(server.url(path))
+            .header(reqwest::header::ACCEPT_ENCODING, encoding)
+            .send()
+    };
+    let page = get("/", "identity").await.unwrap();
+    assert_eq!(page.headers()[reqwest::header::CACHE_CONTROL], "no-cache");
+    let html = page.text().await.unwrap();
+    for asset in [
+        "/pkg/cited.0123456789abcdef.css",
+        "/pkg/cited.0123456789abcdef.js",
+        "/pkg/cited.0123456789abcdef.wasm",
+    ] {
+        assert!(html.contains(asset), "the page names {asset}:\n{html}");
+    }
+    let wasm = get("/pkg/cited.0123456789abcdef.wasm", "gzip, deflate, br")
+        .await
+        .unwrap();
+    assert_eq!(wasm.status(), 200);
+    assert_eq!(wasm.headers()[reqwest::header::CONTENT_ENCODING], "br");
+    assert_eq!(
+        wasm.headers()[reqwest::header::CACHE_CONTROL],
+        "public, max-age=31536000, immutable"
+    );
+    assert_eq!(wasm.text().await.unwrap(), "br:\0asm");
+    let css = get("/pkg/cited.0123456789abcdef.css", "gzip")
+        .await
+        .unwrap();
+    assert_eq!(css.headers()[reqwest::header::CONTENT_ENCODING], "gzip");
+    assert_eq!(css.text().await.unwrap(), "gz:body{}");
+    let plain = get("/pkg/cited.0123456789abcdef.js", "identity")
+        .await
+        .unwrap();
+    assert!(plain
+        .headers()
+        .get(reqwest::header::CONTENT_ENCODING)
+        .is_none());
+    assert_eq!(plain.text().await.unwrap(), "export default 1;");
+    // The page itself is compressed on the fly for a browser that accepts it.
+    let compressed = get("/", "br").await.unwrap();
+    assert_eq!(
+        compressed.headers()[reqwest::header::CONTENT_ENCODING],
+        "br"
     );
 }

@@ -73,10 +73,11 @@ pub async fn show(
     let html = format!(
         "<!doctype html><html lang=\"{lang}\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{title} · cited</title><link rel=\"stylesheet\" href=\"/pkg/cited.css\"></head>\
+         <title>{title} · cited</title><link rel=\"stylesheet\" href=\"/pkg/{css}.css\"></head>\
          <body class=\"knowledge-page\"><main><p class=\"knowledge-crumb\"><a href=\"/\">cited</a> · {label} · <code>{path}</code></p>\
          <h1>{title}</h1>\n{body}</main></body></html>",
         lang = t.html_lang,
+        css = state.leptos_options.output_name,
         title = escape(&document.title),
         label = escape(t.knowledge_label),
         path = escape(&document.path),
