@@ -46,6 +46,27 @@ pub fn pipeline_config(searxng_url: &str, extra: &[(&str, &str)]) -> Config {
     config
 }
 
+/// Runs one answer in a fresh session, collecting every event it sends (however many, as
+/// they come, so the answer never waits on the channel).
+pub async fn answer_collecting(
+    state: &AppState,
+    input: crate::ssr::pipeline::TurnInput,
+) -> (crate::model::Exchange, Vec<crate::model::AnswerEvent>) {
+    let session = crate::ssr::session::SessionStore::new(std::time::Duration::from_secs(600))
+        .create(std::time::Instant::now());
+    let (sender, mut receiver) = tokio::sync::mpsc::channel(4096);
+    let collector = tokio::spawn(async move {
+        let mut events = Vec::new();
+        while let Some(event) = receiver.recv().await {
+            events.push(event);
+        }
+        events
+    });
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let exchange = crate::ssr::answer::run(state.clone(), session, input, cancel, sender).await;
+    (exchange, collector.await.unwrap())
+}
+
 /// A running server; dropping it shuts the server down.
 pub struct TestServer {
     pub addr: SocketAddr,

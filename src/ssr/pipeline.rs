@@ -587,6 +587,16 @@ impl Turn {
         }
     }
 
+    /// A warning notice kept with the answer and sent even after a stop (while it ends).
+    async fn warn_anyway(&mut self, text: String) {
+        let notice = Notice {
+            level: Level::Warning,
+            text,
+        };
+        self.exchange.notices.push(notice.clone());
+        self.send_anyway(AnswerEvent::Notice { notice }).await;
+    }
+
     /// Sets the status line (`None` clears it).
     pub async fn status(&self, status: Option<Status>) -> Result<(), Halted> {
         self.send(AnswerEvent::Status { status }).await
@@ -820,17 +830,7 @@ impl Turn {
             self.send_anyway(AnswerEvent::Plan { plan }).await;
         }
         for text in self.meter.take_notes() {
-            self.exchange.notices.push(Notice {
-                level: Level::Warning,
-                text: text.clone(),
-            });
-            self.send_anyway(AnswerEvent::Notice {
-                notice: Notice {
-                    level: Level::Warning,
-                    text,
-                },
-            })
-            .await;
+            self.warn_anyway(text).await;
         }
         let sources = SourceMap::new(self.exchange.sources.iter().cloned());
         for problem in render(&self.exchange.answer, &sources).problems {
@@ -852,12 +852,8 @@ impl Turn {
             && !self.exchange.sources.is_empty()
             && self.exchange.cited.is_empty()
         {
-            let notice = Notice {
-                level: Level::Warning,
-                text: self.texts().uncited_warning.to_string(),
-            };
-            self.exchange.notices.push(notice.clone());
-            self.send_anyway(AnswerEvent::Notice { notice }).await;
+            let text = self.texts().uncited_warning.to_string();
+            self.warn_anyway(text).await;
         }
         let usage = self.meter.usage();
         if usage.calls > 0 {

@@ -9,18 +9,14 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use futures_util::StreamExt;
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use super::searxng;
 use crate::model::{AnswerEvent, Exchange, Lang, Mode, StopReason};
-use crate::ssr::answer;
 use crate::ssr::llm::{
     ChatEvent, ChatModel, ChatRequest, ChatStream, FinishReason, LlmError, Message, ModelKind,
     Usage,
 };
 use crate::ssr::pipeline::TurnInput;
-use crate::ssr::session::SessionStore;
 use crate::ssr::state::AppState;
 
 /// One scripted event, after a pause; `None` waits forever.
@@ -84,8 +80,6 @@ async fn ask_with(
     search_enabled: bool,
     force_search: bool,
 ) -> (Exchange, Vec<AnswerEvent>) {
-    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
-    let (sender, mut receiver) = mpsc::channel(4096);
     let input = TurnInput {
         id: 1,
         question: question.into(),
@@ -94,22 +88,7 @@ async fn ask_with(
         mode,
         force_search,
     };
-    let collector = tokio::spawn(async move {
-        let mut events = Vec::new();
-        while let Some(event) = receiver.recv().await {
-            events.push(event);
-        }
-        events
-    });
-    let exchange = answer::run(
-        state.clone(),
-        session,
-        input,
-        CancellationToken::new(),
-        sender,
-    )
-    .await;
-    (exchange, collector.await.unwrap())
+    super::answer_collecting(state, input).await
 }
 
 fn has_notice(exchange: &Exchange, needle: &str) -> bool {

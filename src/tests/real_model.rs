@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use super::{llama, searxng};
 use crate::citation::{render, Cite, SourceMap};
@@ -70,27 +69,9 @@ fn input(question: &str, mode: Mode, lang: Lang) -> TurnInput {
 /// end by then is a hang, not a slow model.
 async fn run(state: &AppState, input: TurnInput) -> (Exchange, Vec<AnswerEvent>) {
     let bound = Duration::from_secs(RESEARCH_DEADLINE_SECS + 4 * CALL_DEADLINE_SECS);
-    let (sender, mut receiver) = mpsc::channel(4096);
-    let collector = tokio::spawn(async move {
-        let mut events = Vec::new();
-        while let Some(event) = receiver.recv().await {
-            events.push(event);
-        }
-        events
-    });
-    let exchange = tokio::time::timeout(
-        bound,
-        answer::run(
-            state.clone(),
-            session(),
-            input,
-            CancellationToken::new(),
-            sender,
-        ),
-    )
-    .await
-    .expect("the answer ended within its deadlines");
-    (exchange, collector.await.unwrap())
+    tokio::time::timeout(bound, super::answer_collecting(state, input))
+        .await
+        .expect("the answer ended within its deadlines")
 }
 
 /// Every citation the page would link resolves to one of the answer's sources, and every
