@@ -23,13 +23,14 @@ WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ {getline; gsub(/"/, "", $$3); print $$3}' Cargo.lock)
 E2E_PORT ?= 3999
 
-.PHONY: help run test bench-model llama llama-start site-tools tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
+.PHONY: help run test bench-model bench-client wasm-weights llama llama-start site-tools tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
 	server-debug server-release e2e clean-site
 
 help:
 	@echo "make run    build (release) and serve cited on http://127.0.0.1:3000"
 	@echo "make test   fmt, clippy, unit + integration tests, Playwright end-to-end"
 	@echo "make bench-model   time to first token, tokens/s, wall time per mode on a real local model"
+	@echo "make bench-client  transfer sizes, time to hydrated, streaming cost (±CPU throttling), DOM nodes"
 
 # --- installs (each one checks first) -------------------------------------------------
 
@@ -141,6 +142,19 @@ unit: searxng-venv llama
 # Time to first token, tokens/s and wall time per mode against the real local model.
 bench-model: llama
 	cargo bench --locked --no-default-features --features ssr --bench model
+
+# The client in chromium against the release build: what a first visit transfers, the time
+# to hydrated, the main-thread cost of streaming a long answer with and without CPU
+# throttling ×4, DOM nodes (end2end/bench-client.mjs).
+bench-client: site-release server-release e2e-deps browser searxng-venv
+	cd end2end && CITED_BIN=$(CARGO_TARGET_DIR)/release/cited CITED_SITE_ROOT=$(CURDIR)/$(SITE) node bench-client.mjs
+
+# Where the release wasm's bytes go, per crate (a copy built with its function names).
+wasm-weights: tools site-tools
+	cargo build --locked --lib --target $(WASM_TARGET) --no-default-features --features hydrate --profile wasm-release
+	wasm-bindgen --target web --no-typescript --out-dir $(CARGO_TARGET_DIR)/wasm-weights --out-name cited \
+		$(CARGO_TARGET_DIR)/$(WASM_TARGET)/wasm-release/cited.wasm
+	scripts/wasm-weights.py $(CARGO_TARGET_DIR)/wasm-weights/cited_bg.wasm
 
 # Playwright starts the freshly built debug server itself (webServer in its config).
 e2e: e2e-deps browser searxng-venv

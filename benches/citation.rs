@@ -3,13 +3,15 @@
 //! reference list. Goal: under 100 µs for 20 KB with 50 markers over 100 sources, growing
 //! linearly with size.
 //!
+//! Also the streaming renderer: the cost of one token at 1, 10 and 100 KB of answer.
+//!
 //!     cargo bench --features ssr --bench citation
 
 use std::hint::black_box;
 
-use cited::citation::{lists, render, Registry};
+use cited::citation::{lists, render, Incremental, Registry};
 use cited::model::Source;
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 
 fn registry_of_100() -> Registry {
     let mut registry = Registry::new();
@@ -104,5 +106,41 @@ fn bench_parts(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_pipeline, bench_parts);
+/// Streaming: the cost of one more token at 1, 10 and 100 KB of answer, rendered
+/// incrementally (`citation::stream`, what the browser does) and, for comparison, by
+/// rendering the whole text again (what it did before). The first should stay flat.
+fn bench_streaming(c: &mut Criterion) {
+    let registry = registry_of_100();
+    let mut group = c.benchmark_group("streaming_one_token");
+    for kb in [1usize, 10, 100] {
+        // An answer cut in the middle of a paragraph, as it is while it streams.
+        let mut text = answer(kb);
+        text.push_str("Rust's ownership model prevents data races at compile time, which ");
+        let mut primed = Incremental::new();
+        primed.update(&text, 0, &registry, registry.len());
+        group.bench_function(BenchmarkId::new("incremental", format!("{kb}KB")), |b| {
+            b.iter_batched(
+                || (primed.clone(), text.clone()),
+                |(mut state, mut text)| {
+                    text.push_str("makes ");
+                    state.update(black_box(&text), 0, &registry, registry.len())
+                },
+                BatchSize::SmallInput,
+            )
+        });
+        group.bench_function(BenchmarkId::new("whole", format!("{kb}KB")), |b| {
+            b.iter_batched(
+                || text.clone(),
+                |mut text| {
+                    text.push_str("makes ");
+                    render(black_box(&text), &registry)
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_pipeline, bench_parts, bench_streaming);
 criterion_main!(benches);

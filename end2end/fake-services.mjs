@@ -32,8 +32,36 @@ function engine(which, q) {
   return [];
 }
 
+// A long Markdown answer (about 12.6 KB) with headings, paragraphs, lists, a table, code and
+// citations, streamed in about 1,800 small chunks: the client's streaming benchmark and the
+// test that a streamed answer ends as its one-shot render.
+export function longAnswer() {
+  const parts = [];
+  for (let section = 1; Buffer.byteLength(parts.join('')) < 12_600; section++) {
+    parts.push(`## 第 ${section} 部分：Tokio 的运行时\n\n`);
+    parts.push(`Tokio 是 Rust 最常用的异步运行时 [1]，它的调度器采用工作窃取 [2]。Async runtimes schedule many tasks on few threads, and **Tokio** is the one most servers pick [${(section % 4) + 1}].\n\n`);
+    parts.push(`- 任务调度：每个线程一个本地队列 [2]\n- Timers and *sleep* are driven by the runtime [1]\n- 网络 I/O 由 \`mio\` 驱动 [4]\n\n`);
+    if (section % 3 === 0) {
+      parts.push('| 运行时 | 特点 |\n|---|:-:|\n| Tokio | 工作窃取 [2] |\n| smol | small |\n\n');
+    }
+    if (section % 4 === 0) {
+      parts.push('```rust\n#[tokio::main]\nasync fn main() {\n    let x = [1, 2];\n}\n```\n\n');
+    }
+    parts.push(`> 第 ${section} 部分的结论：多数服务器选择 Tokio [3]。\n\n`);
+  }
+  const text = parts.join('');
+  // Chunks of 5 characters: 12.6 KB (UTF-8, much of it Chinese) in about 1,800 of them.
+  const chars = Array.from(text);
+  const chunks = [];
+  for (let i = 0; i < chars.length; i += 5) chunks.push(chars.slice(i, i + 5).join(''));
+  return chunks;
+}
+
 function answerFor(question) {
   const q = question.toLowerCase();
+  if (q.includes('long answer') || q.includes('长回答')) {
+    return { pace: 5, chunks: longAnswer() };
+  }
   if (q.includes('xss')) {
     return {
       pace: 20,

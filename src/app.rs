@@ -16,7 +16,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
         <html lang=lang.code()>
             <head>
                 <meta charset="utf-8"/>
-                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                // The layout viewport shrinks above an open keyboard; the page pads the safe areas.
+                <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover, interactive-widget=resizes-content"/>
                 <meta name="color-scheme" content="light dark"/>
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml"/>
                 // The stylesheet carries the site's content-hashed name (see `ssr::assets`).

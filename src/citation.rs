@@ -15,10 +15,12 @@ pub mod markers;
 pub mod prompt;
 pub mod registry;
 pub mod render;
+pub mod stream;
 pub mod urls;
 
 pub use registry::{Allocation, CitationEntry, Conflict, Registry, Round};
 pub use render::{render, used_numbers, Block, Cite, Inline, Lookup, Problem, Rendered, SourceMap};
+pub use stream::{Delta, Incremental};
 
 #[cfg(test)]
 mod tests;

@@ -12,3 +12,15 @@ export async function askQuestion(page: Page, question: string) {
   await box.fill(question);
   await box.press('Enter');
 }
+
+/**
+ * On a phone the settings beyond the mode and the search switch live in a sheet behind the
+ * top bar's "设置" button: opens it. Wide screens show them in the sidebar: nothing to do.
+ */
+export async function openSettings(page: Page, name = '设置') {
+  const button = page.getByRole('button', { name, exact: true });
+  if (await button.isVisible()) {
+    await button.click();
+    await expect(button).toHaveAttribute('aria-expanded', 'true');
+  }
+}

@@ -1,4 +1,5 @@
 import { test, expect, type Page } from '@playwright/test';
+import { openSettings } from './helpers';
 
 // The out-of-the-box instance: no SearXNG, no model (see playwright.config.ts).
 const offlineURL = `http://127.0.0.1:${process.env.E2E_OFFLINE_PORT ?? '3996'}`;
@@ -65,6 +66,7 @@ test.describe('offline, English UI', () => {
   test('the language switch is remembered', async ({ page, isMobile }) => {
     await page.goto('/');
     await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+    await openSettings(page, 'Settings');
     await page.getByLabel('Language').selectOption('zh-CN');
     await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
     await expect(page.getByRole('textbox', { name: '提问' })).toBeVisible();

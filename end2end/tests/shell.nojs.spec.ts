@@ -64,3 +64,12 @@ test('history, conversation pages and share links work without JavaScript', asyn
   await expect(other.getByRole('link', { name: /^引用 1/ })).toHaveAttribute('href', 'https://docs.example.org/tokio/tutorial/');
   await stranger.close();
 });
+
+test('on a phone without JavaScript the settings stay in view, not behind a button', async ({ page }) => {
+  await page.setViewportSize({ width: 360, height: 740 });
+  await page.goto('/');
+  await expect(page.getByRole('radiogroup', { name: '来源' })).toBeVisible();
+  await expect(page.getByRole('switch', { name: '联网搜索' })).toBeVisible();
+  await expect(page.getByRole('button', { name: '设置', exact: true })).toBeHidden();
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+});

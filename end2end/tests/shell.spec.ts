@@ -1,5 +1,5 @@
 import { test, expect, type Page } from '@playwright/test';
-import { openHydrated } from './helpers';
+import { openHydrated, openSettings } from './helpers';
 
 // Collects what would show up in the browser console as a failure.
 function watchErrors(page: Page): string[] {
@@ -50,6 +50,7 @@ test('mode and switch survive a reload, and Agent mode disables the switch', asy
   await expect(agent).toBeChecked();
   await expect(page.getByText('已切换到 智能体')).toBeVisible();
   await expect(searchSwitch).toBeDisabled();
+  await openSettings(page);
   await expect(page.getByText('Agent 模式下由 AI 自动决策搜索')).toBeVisible();
 
   await page.reload();
@@ -81,6 +82,7 @@ test('dark mode follows the system', async ({ page }) => {
 
 test('the settings panel shows that SearXNG works', async ({ page }) => {
   await openHydrated(page);
+  await openSettings(page);
   await expect(page.getByText('SearXNG 正常')).toBeVisible();
   await page.getByRole('button', { name: '重新检查' }).click();
   await expect(page.getByText('SearXNG 正常')).toBeVisible();

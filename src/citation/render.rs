@@ -46,6 +46,19 @@ pub enum Block {
     Rule,
 }
 
+impl Block {
+    /// The citations in this block that resolved to a source.
+    pub fn found_cites(&self) -> u64 {
+        let mut count = 0;
+        block_cites(self, &mut |cite: &Cite| {
+            if matches!(cite, Cite::Found { .. }) {
+                count += 1;
+            }
+        });
+        count
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ListItem {
     /// `Some` for task-list items (`- [x] done`).

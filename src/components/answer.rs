@@ -1,13 +1,16 @@
 //! An answer: the citation core's safe tree (`citation::Block`/`Inline`) turned into views.
 //! Every string is a text node; the only `href`s are http(s) URLs the core already checked.
 //! Nothing here uses `inner_html`.
+//!
+//! While an answer streams, a token touches only its text signal; final blocks keep their
+//! DOM and only the open last block is rendered again, once per animation frame.
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
 
 use crate::citation::render::{Align, ListItem};
-use crate::citation::{render, Block, CitationEntry, Cite, Inline, SourceMap};
+use crate::citation::{Block, CitationEntry, Cite, Delta, Incremental, Inline, SourceMap};
 use crate::components::citation_link::CitationLink;
 
 /// Numbers the citations of one answer in reading order, so a citation keeps its key (and
@@ -18,6 +21,14 @@ struct Keys {
 }
 
 impl Keys {
+    /// The keys of an answer's citations from the `start`-th found one on.
+    fn new(answer_key: u64, start: u64) -> Keys {
+        Keys {
+            base: answer_key + 1,
+            next: std::cell::Cell::new(start),
+        }
+    }
+
     fn next(&self) -> u64 {
         let ordinal = self.next.get();
         self.next.set(ordinal + 1);
@@ -25,26 +36,121 @@ impl Keys {
     }
 }
 
-/// The answer text rendered against its sources; re-rendered as the text streams in.
+/// A final block of a streaming answer: rendered once, kept under its key.
+#[derive(Clone)]
+struct Piece {
+    /// (generation, index): a reset starts a new generation, so no stale block survives.
+    key: (u64, usize),
+    block: Arc<Block>,
+    /// Found citations before this block.
+    cites: u64,
+}
+
+fn pieces(generation: u64, first: usize, blocks: Vec<Block>, mut cites: u64) -> Vec<Piece> {
+    blocks
+        .into_iter()
+        .enumerate()
+        .map(|(idx, block)| {
+            let piece = Piece {
+                key: (generation, first + idx),
+                cites,
+                block: Arc::new(block),
+            };
+            cites += piece.block.found_cites();
+            piece
+        })
+        .collect()
+}
+
+/// The answer text rendered against its sources, kept current as the text streams in.
+///
+/// The cost of a token does not grow with the answer: final blocks are rendered once
+/// (`citation::stream`) and only the last one again, at most once per animation frame
+/// however many tokens arrived in it.
 #[component]
 pub fn AnswerBody(
     /// Unique per answer on the page.
     answer_key: u64,
     #[prop(into)] text: Signal<String>,
     #[prop(into)] sources: Signal<Vec<Arc<CitationEntry>>>,
+    /// Changes when the text is replaced rather than extended.
+    #[prop(optional, into)]
+    rewrites: Option<Signal<u32>>,
 ) -> impl IntoView {
-    move || {
-        let sources = SourceMap::new(sources.get());
-        let rendered = render(&text.get(), &sources);
-        let keys = Keys {
-            base: answer_key + 1,
-            next: std::cell::Cell::new(0),
-        };
-        rendered
-            .blocks
-            .into_iter()
-            .map(|block| block_view(block, &keys))
-            .collect_view()
+    let rewrites = rewrites.unwrap_or_else(|| Signal::stored(0));
+    let map = Memo::new(move |_| SourceMap::new(sources.get()));
+    let state = StoredValue::new(Incremental::new());
+    let generation = StoredValue::new(0u64);
+    let update = move || {
+        text.with_untracked(|text| {
+            map.with_untracked(|map| {
+                state
+                    .try_update_value(|state| {
+                        state.update(text, rewrites.get_untracked(), map, map.len())
+                    })
+                    .unwrap_or_else(|| Delta {
+                        reset: false,
+                        completed: Vec::new(),
+                        completed_cites: 0,
+                        tail: Vec::new(),
+                        tail_cites: 0,
+                    })
+            })
+        })
+    };
+    // The first render (on the server, and the same again when the browser hydrates).
+    let first = update();
+    let held = RwSignal::new(pieces(0, 0, first.completed, first.completed_cites));
+    let tail = RwSignal::new((first.tail, first.tail_cites));
+    let scheduled = StoredValue::new(false);
+    let flush = move || {
+        scheduled.set_value(false);
+        let update = update();
+        if update.reset {
+            generation.update_value(|generation| *generation += 1);
+            let generation = generation.get_value();
+            held.set(pieces(
+                generation,
+                0,
+                update.completed,
+                update.completed_cites,
+            ));
+        } else if !update.completed.is_empty() {
+            let generation = generation.get_value();
+            held.update(|held| {
+                let more = pieces(
+                    generation,
+                    held.len(),
+                    update.completed,
+                    update.completed_cites,
+                );
+                held.extend(more);
+            });
+        }
+        tail.set((update.tail, update.tail_cites));
+    };
+    // Browser only: tokens mark the answer stale; one frame renders all that came.
+    Effect::new(move |_| {
+        let current = text.with(|text| {
+            map.with(|map| {
+                state.with_value(|state| state.is_current(text, rewrites.get(), map.len()))
+            })
+        });
+        if !current && !scheduled.get_value() {
+            scheduled.set_value(true);
+            request_animation_frame(flush);
+        }
+    });
+    view! {
+        <For each=move || held.get() key=|piece| piece.key let:piece>
+            {block_view(Block::clone(&piece.block), &Keys::new(answer_key, piece.cites))}
+        </For>
+        {move || {
+            tail.with(|(blocks, cites)| {
+                let keys = Keys::new(answer_key, *cites);
+                blocks.iter().cloned().map(|block| block_view(block, &keys)).collect_view()
+            })
+        }}
     }
 }
 

@@ -7,7 +7,7 @@ use leptos::ev;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::components::conversation::Chat;
+use crate::components::conversation::{Chat, LiveExchange};
 use crate::components::use_texts;
 use crate::i18n::{progress_line, status_line, Texts};
 use crate::model::{AnswerEvent, Exchange, Level, LineDecoder, Notice, Settings, Status};
@@ -64,7 +64,7 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
                         }
                     }
                     if let Some(exchange) = exchange {
-                        exchange.update(|e| e.done = true);
+                        exchange.head.update(|e| e.done = true);
                     }
                 }
             }
@@ -146,21 +146,17 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
     }
 }
 
-fn apply(chat: Chat, exchange: Option<RwSignal<Exchange>>, event: AnswerEvent, t: &'static Texts) {
-    let update = |f: &dyn Fn(&mut Exchange)| {
-        if let Some(exchange) = exchange {
-            exchange.update(|e| f(e));
-        }
-    };
-    match event {
-        AnswerEvent::Started { id, offline } => update(&|e| {
-            e.id = id;
-            e.offline = offline;
-        }),
+/// One event of the stream into the page. Each part of the exchange has its own signal, so
+/// a token re-renders the answer's last block and nothing else.
+fn apply(chat: Chat, exchange: Option<LiveExchange>, event: AnswerEvent, t: &'static Texts) {
+    match &event {
         AnswerEvent::Status { status } => {
             chat.progress
                 .set(status.as_ref().is_some_and(Status::is_progress));
-            let line = status.map(|s| status_line(&s, t)).unwrap_or_default();
+            let line = status
+                .as_ref()
+                .map(|s| status_line(s, t))
+                .unwrap_or_default();
             chat.status_base.set_value(line.clone());
             chat.status.set(line);
         }
@@ -168,56 +164,71 @@ fn apply(chat: Chat, exchange: Option<RwSignal<Exchange>>, event: AnswerEvent, t
             let base = chat.status_base.get_value();
             if chat.progress.get_untracked() && !base.is_empty() {
                 chat.status
-                    .set(format!("{base} · {}", progress_line(secs, tokens, t)));
+                    .set(format!("{base} · {}", progress_line(*secs, *tokens, t)));
             }
         }
-        AnswerEvent::Reasoning { text } => update(&|e| e.reasoning.push_str(&text)),
-        AnswerEvent::Notice { notice } => update(&|e| e.notices.push(notice.clone())),
-        AnswerEvent::Sources { sources } => update(&|e| e.sources = sources.clone()),
-        AnswerEvent::Token { text } => update(&|e| e.answer.push_str(&text)),
+        AnswerEvent::Done { .. } if chat.progress.get_untracked() => {
+            // Progress messages end with the answer; failures stay until the next question.
+            chat.progress.set(false);
+            chat.status.set(String::new());
+        }
+        AnswerEvent::Failed { message } => {
+            chat.progress.set(false);
+            chat.status.set(message.clone());
+        }
+        AnswerEvent::Command { text, reset } => {
+            if *reset {
+                chat.exchanges.set(Vec::new());
+            }
+            chat.progress.set(false);
+            chat.status.set(text.clone());
+        }
+        _ => {}
+    }
+    let Some(live) = exchange else {
+        return;
+    };
+    match event {
+        AnswerEvent::Started { id, offline } => live.head.update(|e| {
+            e.id = id;
+            e.offline = offline;
+        }),
+        AnswerEvent::Reasoning { text } => live.reasoning.update(|r| r.push_str(&text)),
+        AnswerEvent::Notice { notice } => live.notices.update(|n| n.push(notice)),
+        AnswerEvent::Sources { sources } => live.sources.set(sources),
+        AnswerEvent::Token { text } => live.answer.update(|a| a.push_str(&text)),
+        AnswerEvent::Rewrite { answer } => {
+            live.answer.set(answer);
+            live.rewrites.update(|n| *n += 1);
+        }
+        AnswerEvent::Step { id, step } => {
+            live.steps.update(|steps| match steps.get_mut(id as usize) {
+                Some(known) => *known = step,
+                None => steps.push(step),
+            })
+        }
+        AnswerEvent::Plan { plan } => live.plan.set(Some(plan)),
         AnswerEvent::Done {
             cited,
             stopped,
             coverage,
             usage,
             unsearched,
-        } => {
-            update(&|e| {
-                e.cited = cited.clone();
-                e.stopped = stopped;
-                e.coverage = coverage;
-                e.usage = usage.clone();
-                e.unsearched = unsearched;
-                e.done = true;
-            });
-            // Progress messages end with the answer; failures stay until the next question.
-            if chat.progress.get_untracked() {
-                chat.progress.set(false);
-                chat.status.set(String::new());
-            }
-        }
-        AnswerEvent::Failed { message } => {
-            update(&|e| {
-                e.notices.push(Notice {
-                    level: Level::Error,
-                    text: message.clone(),
-                })
-            });
-            chat.progress.set(false);
-            chat.status.set(message);
-        }
-        AnswerEvent::Step { id, step } => update(&|e| match e.steps.get_mut(id as usize) {
-            Some(known) => *known = step.clone(),
-            None => e.steps.push(step.clone()),
+        } => live.head.update(|e| {
+            e.cited = cited;
+            e.stopped = stopped;
+            e.coverage = coverage;
+            e.usage = usage;
+            e.unsearched = unsearched;
+            e.done = true;
         }),
-        AnswerEvent::Rewrite { answer } => update(&|e| e.answer.clone_from(&answer)),
-        AnswerEvent::Plan { plan } => update(&|e| e.research = Some(plan.clone())),
-        AnswerEvent::Command { text, reset } => {
-            if reset {
-                chat.exchanges.set(Vec::new());
-            }
-            chat.progress.set(false);
-            chat.status.set(text);
+        AnswerEvent::Failed { message } => live.notices.update(|n| {
+            n.push(Notice {
+                level: Level::Error,
+                text: message,
+            })
+        }),
+        AnswerEvent::Status { .. } | AnswerEvent::Progress { .. } | AnswerEvent::Command { .. } => {
         }
     }
 }

@@ -10,13 +10,62 @@ use crate::citation::{lists, CitationEntry, SourceMap};
 use crate::components::answer::AnswerBody;
 use crate::components::research::ResearchView;
 use crate::components::use_texts;
-use crate::model::{Exchange, ExchangeState, Level, ResearchPlan, Step};
+use crate::model::{Exchange, ExchangeState, Level, Notice, ResearchPlan, Step};
+
+/// One exchange on the page, a signal per part: a streamed token touches only the answer's
+/// text, a search round only the sources, a branch only the plan.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct LiveExchange {
+    /// Everything else: question, mode, id, state, flags, cited numbers, coverage, usage.
+    /// The fields held by the signals below stay empty here.
+    pub head: RwSignal<Exchange>,
+    pub answer: RwSignal<String>,
+    /// Counts the times the answer was replaced rather than extended.
+    pub rewrites: RwSignal<u32>,
+    pub reasoning: RwSignal<String>,
+    pub sources: RwSignal<Vec<Arc<CitationEntry>>>,
+    pub notices: RwSignal<Vec<Notice>>,
+    pub steps: RwSignal<Vec<Step>>,
+    pub plan: RwSignal<Option<ResearchPlan>>,
+}
+
+impl LiveExchange {
+    pub fn new(mut exchange: Exchange) -> LiveExchange {
+        LiveExchange {
+            answer: RwSignal::new(std::mem::take(&mut exchange.answer)),
+            rewrites: RwSignal::new(0),
+            reasoning: RwSignal::new(std::mem::take(&mut exchange.reasoning)),
+            sources: RwSignal::new(std::mem::take(&mut exchange.sources)),
+            notices: RwSignal::new(std::mem::take(&mut exchange.notices)),
+            steps: RwSignal::new(std::mem::take(&mut exchange.steps)),
+            plan: RwSignal::new(exchange.research.take()),
+            head: RwSignal::new(exchange),
+        }
+    }
+
+    /// The whole exchange as it stands (for the copy button).
+    pub fn snapshot(&self) -> Exchange {
+        let mut exchange = self.head.get_untracked();
+        exchange.answer = self.answer.get_untracked();
+        exchange.reasoning = self.reasoning.get_untracked();
+        exchange.sources = self.sources.get_untracked();
+        exchange.notices = self.notices.get_untracked();
+        exchange.steps = self.steps.get_untracked();
+        exchange.research = self.plan.get_untracked();
+        exchange
+    }
+
+    /// A tracked read of one field of the head.
+    pub fn with<T>(&self, f: impl FnOnce(&Exchange) -> T) -> T {
+        self.head.with(f)
+    }
+}
 
 /// The conversation's live state, shared by the list, the composer and the status line.
 #[derive(Clone, Copy)]
 pub struct Chat {
     /// Each exchange under a key that never changes (ids arrive only once streaming starts).
-    pub exchanges: RwSignal<Vec<(u64, RwSignal<Exchange>)>>,
+    pub exchanges: RwSignal<Vec<(u64, LiveExchange)>>,
     pub answering: RwSignal<bool>,
     /// The status line (role `status`).
     pub status: RwSignal<String>,
@@ -34,10 +83,10 @@ pub struct Chat {
 
 impl Chat {
     pub fn new(conversation: Vec<Exchange>) -> Chat {
-        let exchanges: Vec<(u64, RwSignal<Exchange>)> = conversation
+        let exchanges: Vec<(u64, LiveExchange)> = conversation
             .into_iter()
             .enumerate()
-            .map(|(idx, exchange)| (idx as u64, RwSignal::new(exchange)))
+            .map(|(idx, exchange)| (idx as u64, LiveExchange::new(exchange)))
             .collect();
         let next_key = StoredValue::new(exchanges.len() as u64);
         Chat {
@@ -52,22 +101,22 @@ impl Chat {
         }
     }
 
-    /// Adds an exchange and returns its signal.
-    pub fn push(&self, exchange: Exchange) -> RwSignal<Exchange> {
+    /// Adds an exchange and returns its signals.
+    pub fn push(&self, exchange: Exchange) -> LiveExchange {
         let key = self.next_key.get_value();
         self.next_key.set_value(key + 1);
-        let signal = match self.owner.get_value() {
-            Some(owner) => owner.with(|| RwSignal::new(exchange)),
-            None => RwSignal::new(exchange),
+        let live = match self.owner.get_value() {
+            Some(owner) => owner.with(|| LiveExchange::new(exchange)),
+            None => LiveExchange::new(exchange),
         };
         self.exchanges
-            .update(|exchanges| exchanges.push((key, signal)));
-        signal
+            .update(|exchanges| exchanges.push((key, live)));
+        live
     }
 
-    pub fn remove(&self, signal: RwSignal<Exchange>) {
+    pub fn remove(&self, live: LiveExchange) {
         self.exchanges
-            .update(|exchanges| exchanges.retain(|(_, s)| *s != signal));
+            .update(|exchanges| exchanges.retain(|(_, l)| *l != live));
     }
 }
 
@@ -105,27 +154,29 @@ pub fn Conversation(chat: Chat) -> impl IntoView {
 }
 
 #[component]
-fn ExchangeView(key: u64, exchange: RwSignal<Exchange>, chat: Chat) -> impl IntoView {
+fn ExchangeView(key: u64, exchange: LiveExchange, chat: Chat) -> impl IntoView {
     let t = use_texts();
-    let footer = move || {
-        exchange.with(|e| crate::i18n::answer_footer(e.coverage.as_ref(), e.usage.as_ref(), t))
-    };
-    let uncited = move || exchange.with(|e| e.done && e.cited.is_empty() && !e.sources.is_empty());
+    let live = exchange;
+    let done = Memo::new(move |_| live.with(|e| e.done));
+    let footer =
+        move || live.with(|e| crate::i18n::answer_footer(e.coverage.as_ref(), e.usage.as_ref(), t));
+    let has_sources = Memo::new(move |_| live.sources.with(|s| !s.is_empty()));
+    let uncited = move || done.get() && live.with(|e| e.cited.is_empty()) && has_sources.get();
     let rerun = move |_| {
         chat.rerun
-            .set(Some(exchange.with_untracked(|e| e.question.clone())));
+            .set(Some(live.head.with_untracked(|e| e.question.clone())));
     };
-    let text = Signal::derive(move || exchange.with(|e| e.answer.clone()));
-    let sources = Signal::derive(move || exchange.with(|e| e.sources.clone()));
     let cited = move || {
-        exchange.with(|e| {
-            let map = SourceMap::new(e.sources.iter().cloned());
-            lists::cited_entries(&map, &e.cited)
+        live.with(|e| {
+            live.sources.with(|sources| {
+                let map = SourceMap::new(sources.iter().cloned());
+                lists::cited_entries(&map, &e.cited)
+            })
         })
     };
     let copied = RwSignal::new(false);
     let copy = move |_| {
-        let markdown = exchange.with_untracked(answer_markdown);
+        let markdown = answer_markdown(&live.snapshot());
         let clipboard = window().navigator().clipboard();
         let _ = clipboard.write_text(&markdown);
         copied.set(true);
@@ -138,17 +189,17 @@ fn ExchangeView(key: u64, exchange: RwSignal<Exchange>, chat: Chat) -> impl Into
         <article class="exchange">
             <div class="question">
                 <span class="visually-hidden">{t.you}": "</span>
-                <p>{move || exchange.with(|e| e.question.clone())}</p>
+                <p>{move || live.with(|e| e.question.clone())}</p>
             </div>
-            <div class="answer" aria-busy=move || (!exchange.with(|e| e.done)).to_string()>
-                <Show when=move || exchange.with(|e| e.offline)>
+            <div class="answer" aria-busy=move || (!done.get()).to_string()>
+                <Show when=move || live.with(|e| e.offline)>
                     <p class="offline-label">{t.offline_label}</p>
                 </Show>
-                <Show when=move || exchange.with(|e| e.state == ExchangeState::Interrupted)>
+                <Show when=move || live.with(|e| e.state == ExchangeState::Interrupted)>
                     <p class="notice warning interrupted">{t.interrupted}</p>
                 </Show>
                 <For
-                    each=move || exchange.with(|e| e.notices.clone().into_iter().enumerate().collect::<Vec<_>>())
+                    each=move || live.notices.get().into_iter().enumerate()
                     key=|(idx, _)| *idx
                     let:item
                 >
@@ -156,46 +207,46 @@ fn ExchangeView(key: u64, exchange: RwSignal<Exchange>, chat: Chat) -> impl Into
                         {item.1.text.clone()}
                     </p>
                 </For>
-                <Show when=move || exchange.with(|e| !e.steps.is_empty())>
-                    <Trace exchange/>
+                <Show when=move || live.steps.with(|steps| !steps.is_empty())>
+                    <Trace steps=live.steps done/>
                 </Show>
-                <Show when=move || exchange.with(|e| !e.reasoning.is_empty())>
+                <Show when=move || live.reasoning.with(|r| !r.is_empty())>
                     <details class="reasoning">
                         <summary>{t.reasoning}</summary>
-                        <p class="reasoning-text">{move || exchange.with(|e| e.reasoning.clone())}</p>
+                        <p class="reasoning-text">{move || live.reasoning.get()}</p>
                     </details>
                 </Show>
                 <div class="answer-body">
-                    <AnswerBody answer_key=key text sources/>
+                    <AnswerBody answer_key=key text=live.answer sources=live.sources rewrites=live.rewrites/>
                 </div>
                 // Under the 结论 and its explanation: the plan, branches and evidence chain
                 // (open while the research runs, folded once it is done).
-                <Show when=move || exchange.with(|e| e.research.is_some())>
-                    <ResearchView exchange_key=key exchange/>
+                <Show when=move || live.plan.with(Option::is_some)>
+                    <ResearchView exchange_key=key plan=live.plan sources=live.sources done/>
                 </Show>
-                <Show when=move || exchange.with(|e| e.stopped)>
+                <Show when=move || live.with(|e| e.stopped)>
                     <p class="stopped">{t.stopped}</p>
                 </Show>
-                <Show when=move || exchange.with(|e| e.done && !e.cited.is_empty())>
+                <Show when=move || done.get() && live.with(|e| !e.cited.is_empty())>
                     <References
                         entries=Signal::derive(cited)
-                        agent=exchange.with_untracked(|e| !e.mode.has_search_switch())
-                        plan=Signal::derive(move || exchange.with(|e| e.research.clone()))
+                        agent=live.head.with_untracked(|e| !e.mode.has_search_switch())
+                        plan=live.plan
                     />
                 </Show>
-                <Show when=move || exchange.with(|e| e.done && !e.sources.is_empty())>
-                    <AllResults entries=sources open=uncited()/>
+                <Show when=move || done.get() && has_sources.get()>
+                    <AllResults entries=live.sources open=uncited()/>
                 </Show>
-                <Show when=move || exchange.with(|e| e.done && e.unsearched)>
+                <Show when=move || done.get() && live.with(|e| e.unsearched)>
                     <div class="unsearched">
                         <p class="notice warning">{t.unsearched_note}</p>
                         <button type="button" class="rerun" on:click=rerun>{t.search_and_answer_again}</button>
                     </div>
                 </Show>
-                <Show when=move || exchange.with(|e| e.done) && !footer().is_empty()>
+                <Show when=move || done.get() && !footer().is_empty()>
                     <p class="answer-meta">{footer}</p>
                 </Show>
-                <Show when=move || exchange.with(|e| e.done && !e.answer.is_empty())>
+                <Show when=move || done.get() && live.answer.with(|a| !a.is_empty())>
                     <div class="answer-tools">
                         <button type="button" class="link-button" on:click=copy>
                             {move || if copied.get() { t.copied } else { t.copy }}
@@ -210,20 +261,20 @@ fn ExchangeView(key: u64, exchange: RwSignal<Exchange>, chat: Chat) -> impl Into
 /// The Agent's live trace: each search with its numbers, cache hits, the model's
 /// intermediate text. Open while the answer is written.
 #[component]
-fn Trace(exchange: RwSignal<Exchange>) -> impl IntoView {
+fn Trace(steps: RwSignal<Vec<Step>>, #[prop(into)] done: Signal<bool>) -> impl IntoView {
     let t = use_texts();
-    let line = move |step: Step| {
+    let line = move |step: &Step| {
         let class = match step {
             Step::Search { .. } => "step search",
             Step::Capped { .. } => "step capped",
             Step::Thought { .. } => "step thought",
         };
-        view! { <li class=class>{crate::i18n::step_line(&step, t)}</li> }
+        view! { <li class=class>{crate::i18n::step_line(step, t)}</li> }
     };
     view! {
-        <details class="trace" open=move || !exchange.with(|e| e.done)>
-            <summary>{t.steps}" ("{move || exchange.with(|e| e.steps.len())}")"</summary>
-            <ol>{move || exchange.with(|e| e.steps.clone()).into_iter().map(line).collect_view()}</ol>
+        <details class="trace" open=move || !done.get()>
+            <summary>{t.steps}" ("{move || steps.with(Vec::len)}")"</summary>
+            <ol>{move || steps.with(|steps| steps.iter().map(line).collect_view())}</ol>
         </details>
     }
 }

@@ -11,7 +11,12 @@ use crate::model::{ConversationSummary, Day, History};
 use crate::server_fns::{delete_conversation, rename_conversation, share_conversation};
 
 #[component]
-pub fn HistoryPanel(history: History) -> impl IntoView {
+pub fn HistoryPanel(
+    history: History,
+    /// On phones the panel is a drawer; this closes it.
+    #[prop(optional)]
+    close: Option<Callback<()>>,
+) -> impl IntoView {
     let t = use_texts();
     let items = RwSignal::new(history.conversations.clone());
     let deleted: RwSignal<Option<ConversationSummary>> = RwSignal::new(None);
@@ -73,7 +78,13 @@ pub fn HistoryPanel(history: History) -> impl IntoView {
         t.no_conversations
     };
     view! {
-        <nav class="history" aria-label=t.history>
+        <nav class="history" id="history-panel" aria-label=t.history>
+            {close.map(|close| view! {
+                <div class="panel-head">
+                    <h2 class="panel-title">{t.history}</h2>
+                    <button type="button" class="panel-close" on:click=move |_| close.run(())>{t.close}</button>
+                </div>
+            })}
             <form class="new-chat-form" method="post" action="/new">
                 <button class="new-chat" type="submit">{t.new_chat}</button>
             </form>

@@ -7,7 +7,10 @@ use leptos::prelude::*;
 
 use crate::components::answer::AnswerBody;
 use crate::components::use_texts;
-use crate::model::{BranchStatus, Exchange, ResearchLoop, SubQuestion};
+use std::sync::Arc;
+
+use crate::citation::CitationEntry;
+use crate::model::{BranchStatus, ResearchLoop, ResearchPlan, SubQuestion};
 
 fn status_class(status: BranchStatus) -> &'static str {
     match status {
@@ -24,28 +27,42 @@ fn evidence_key(exchange_key: u64, sub: u32) -> u64 {
     (1 << 20) + exchange_key * 256 + u64::from(sub)
 }
 
+/// Re-rendered only when the plan changes (a branch starts, ends or is judged), never by
+/// the answer's tokens.
 #[component]
-pub fn ResearchView(exchange_key: u64, exchange: RwSignal<Exchange>) -> impl IntoView {
+pub fn ResearchView(
+    exchange_key: u64,
+    plan: RwSignal<Option<ResearchPlan>>,
+    sources: RwSignal<Vec<Arc<CitationEntry>>>,
+    #[prop(into)] done: Signal<bool>,
+) -> impl IntoView {
     let t = use_texts();
-    let plan = move || exchange.with(|e| e.research.clone().unwrap_or_default());
     let counter = move || {
-        let plan = plan();
-        let current = plan.loops.len().max(1);
-        t.research_loop
-            .replace("{n}", &current.to_string())
-            .replace("{max}", &plan.max_loops.to_string())
+        plan.with(|plan| {
+            let (current, max) = plan
+                .as_ref()
+                .map_or((1, 0), |p| (p.loops.len().max(1), p.max_loops));
+            t.research_loop
+                .replace("{n}", &current.to_string())
+                .replace("{max}", &max.to_string())
+        })
     };
-    let stop = move || plan().stop.map(|stop| t.stop_reason(stop));
+    let max_loops = move || plan.with_untracked(|p| p.as_ref().map_or(0, |p| p.max_loops));
+    let stop = move || {
+        plan.with(|p| p.as_ref().and_then(|p| p.stop))
+            .map(|stop| t.stop_reason(stop))
+    };
     view! {
-        <details class="research" open=move || !exchange.with(|e| e.done)>
+        <details class="research" open=move || !done.get()>
             <summary>
                 {t.research_plan}" · "<span class="loop-counter">{counter}</span>
             </summary>
             {move || {
-                plan()
-                    .loops
+                plan.with(|plan| plan.as_ref().map(|p| p.loops.clone()).unwrap_or_default())
                     .into_iter()
-                    .map(|research_loop| view! { <LoopView exchange_key exchange research_loop/> })
+                    .map(|research_loop| {
+                        view! { <LoopView exchange_key max_loops=max_loops() sources research_loop/> }
+                    })
                     .collect_view()
             }}
             {move || stop().map(|text| view! { <p class="research-stop">{text}</p> })}
@@ -56,23 +73,15 @@ pub fn ResearchView(exchange_key: u64, exchange: RwSignal<Exchange>) -> impl Int
 #[component]
 fn LoopView(
     exchange_key: u64,
-    exchange: RwSignal<Exchange>,
+    max_loops: u32,
+    sources: RwSignal<Vec<Arc<CitationEntry>>>,
     research_loop: ResearchLoop,
 ) -> impl IntoView {
     let t = use_texts();
     let heading = t
         .research_loop
         .replace("{n}", &research_loop.number.to_string())
-        .replace(
-            "{max}",
-            &exchange.with_untracked(|e| {
-                e.research
-                    .as_ref()
-                    .map(|p| p.max_loops)
-                    .unwrap_or_default()
-                    .to_string()
-            }),
-        );
+        .replace("{max}", &max_loops.to_string());
     let verdict = research_loop.verdict.clone().map(|verdict| {
         let judged = if verdict.sufficient {
             t.verdict_sufficient
@@ -99,7 +108,7 @@ fn LoopView(
                 {research_loop
                     .sub_questions
                     .into_iter()
-                    .map(|sub| view! { <SubQuestionView exchange_key exchange sub/> })
+                    .map(|sub| view! { <SubQuestionView exchange_key sources sub/> })
                     .collect_view()}
             </ol>
             {verdict}
@@ -110,7 +119,7 @@ fn LoopView(
 #[component]
 fn SubQuestionView(
     exchange_key: u64,
-    exchange: RwSignal<Exchange>,
+    sources: RwSignal<Vec<Arc<CitationEntry>>>,
     sub: SubQuestion,
 ) -> impl IntoView {
     let t = use_texts();
@@ -118,7 +127,6 @@ fn SubQuestionView(
     let evidence = sub.evidence.clone().map(|evidence| {
         let numbers: String = evidence.numbers.iter().map(|n| format!(" [{n}]")).collect();
         let text = Signal::stored(format!("{}{numbers}", evidence.statement));
-        let sources = Signal::derive(move || exchange.with(|e| e.sources.clone()));
         let reliability = format!("{}: {}", t.reliability, t.level(evidence.reliability));
         view! {
             <div class="evidence">

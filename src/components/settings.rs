@@ -1,5 +1,6 @@
 //! The settings panel (seed 003 聊天设置面板): the mode radio group and the search switch.
-//! A sidebar on wide screens, a bar above the conversation on phones; never covered by
+//! A sidebar on wide screens; on phones the mode and the switch stay in a bar of compact
+//! chips above the conversation and the rest is a sheet behind "设置"; never covered by
 //! messages. Every change is saved in the session and confirmed on screen.
 
 use std::time::Duration;
@@ -76,7 +77,12 @@ fn blank() -> UpdateSettings {
 const CONFIRMATION_MS: u64 = 4000;
 
 #[component]
-pub fn SettingsPanel(settings: RwSignal<Settings>) -> impl IntoView {
+pub fn SettingsPanel(
+    settings: RwSignal<Settings>,
+    /// On phones the panel is a sheet; this closes it.
+    #[prop(optional)]
+    close: Option<Callback<()>>,
+) -> impl IntoView {
     let t = use_texts();
     let lang = use_lang();
     let save = ServerAction::<UpdateSettings>::new();
@@ -166,8 +172,14 @@ pub fn SettingsPanel(settings: RwSignal<Settings>) -> impl IntoView {
     };
 
     view! {
-        <aside class="settings" aria-label=t.settings>
-            <div class="field">
+        <aside class="settings" id="settings-panel" aria-label=t.settings>
+            {close.map(|close| view! {
+                <div class="panel-head">
+                    <h2 class="panel-title">{t.settings}</h2>
+                    <button type="button" class="panel-close" on:click=move |_| close.run(())>{t.close}</button>
+                </div>
+            })}
+            <div class="field mode-field">
                 <span class="field-label" id="mode-label">{t.mode}</span>
                 <div class="modes" role="radiogroup" aria-labelledby="mode-label">
                     {segments("mode", Mode::ALL, Mode::as_str, move |m| lang.mode_name(m), mode, choose_mode)}
@@ -188,7 +200,7 @@ pub fn SettingsPanel(settings: RwSignal<Settings>) -> impl IntoView {
                 />
                 <label for="search-switch" class="switch-label">
                     <span class="switch-icon" aria-hidden="true">"🔍"</span>
-                    {t.search_switch}
+                    <span class="switch-text">{t.search_switch}</span>
                 </label>
                 <p class="field-note" id="search-switch-note">{switch_note}</p>
             </div>

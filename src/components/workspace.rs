@@ -129,6 +129,13 @@ pub fn SharedPage() -> impl IntoView {
     }
 }
 
+/// What covers the conversation on a phone, if anything.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Overlay {
+    Settings,
+    History,
+}
+
 #[component]
 fn Workspace(
     settings: Settings,
@@ -144,19 +151,62 @@ fn Workspace(
     // the stylesheet use it to tell a live page from a server-rendered one.
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
+    // Phones (the stylesheet decides): the settings sheet and the history drawer.
+    let overlay: RwSignal<Option<Overlay>> = RwSignal::new(None);
+    let toggle = move |which: Overlay| {
+        overlay.update(|open| {
+            *open = if *open == Some(which) {
+                None
+            } else {
+                Some(which)
+            }
+        })
+    };
+    let close = Callback::new(move |()| overlay.set(None));
+    let expanded = move |which: Overlay| move || (overlay.get() == Some(which)).to_string();
     view! {
-        <div class="app" data-hydrated=move || hydrated.get().to_string()>
+        <div
+            class="app"
+            class:settings-open=move || overlay.get() == Some(Overlay::Settings)
+            class:history-open=move || overlay.get() == Some(Overlay::History)
+            data-hydrated=move || hydrated.get().to_string()
+            on:keydown=move |event: leptos::ev::KeyboardEvent| {
+                if event.key() == "Escape" && overlay.get_untracked().is_some() {
+                    overlay.set(None);
+                }
+            }
+        >
             <header class="topbar">
+                <button
+                    type="button"
+                    class="topbar-button history-button"
+                    aria-controls="history-panel"
+                    aria-expanded=expanded(Overlay::History)
+                    on:click=move |_| toggle(Overlay::History)
+                >
+                    <span class="menu-icon" aria-hidden="true">"☰"</span>
+                    <span class="visually-hidden">{t.history}</span>
+                </button>
                 <h1 class="brand">
                     <span class="brand-mark" aria-hidden="true">"["<b>"1"</b>"]"</span>
                     {t.app_title}
                 </h1>
                 <p class="tagline">{t.tagline}</p>
+                <button
+                    type="button"
+                    class="topbar-button settings-button"
+                    aria-controls="settings-panel"
+                    aria-expanded=expanded(Overlay::Settings)
+                    on:click=move |_| toggle(Overlay::Settings)
+                >
+                    {t.settings}
+                </button>
             </header>
             <div class="side">
-                <HistoryPanel history/>
-                <SettingsPanel settings/>
+                <HistoryPanel history close/>
+                <SettingsPanel settings close/>
             </div>
+            <div class="scrim" aria-hidden="true" on:click=move |_| overlay.set(None)></div>
             <main class="main">
                 {summary.map(|summary| view! { <ConversationActions summary/> })}
                 <Conversation chat/>

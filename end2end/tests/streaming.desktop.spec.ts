@@ -1,0 +1,35 @@
+import { test, expect, type Page } from '@playwright/test';
+import { askQuestion, openHydrated } from './helpers';
+
+/** The last answer's rendered Markdown, without the comment nodes hydration uses. */
+async function answerDom(page: Page): Promise<string> {
+  return page.locator('.answer-body').last().evaluate((body) => {
+    const copy = body.cloneNode(true) as HTMLElement;
+    const walker = document.createTreeWalker(copy, NodeFilter.SHOW_COMMENT);
+    const comments: Node[] = [];
+    while (walker.nextNode()) comments.push(walker.currentNode);
+    comments.forEach((node) => node.parentNode?.removeChild(node));
+    copy.normalize();
+    return copy.innerHTML;
+  });
+}
+
+test('a long streamed answer ends with exactly the DOM of its one-shot render', async ({ page }) => {
+  test.setTimeout(90_000);
+  await openHydrated(page);
+  // About 12.6 KB of Markdown in about 1,800 chunks (fake-services.mjs, longAnswer).
+  await askQuestion(page, 'Tokio 长回答');
+  const answer = page.locator('.answer').last();
+  await expect(answer).toHaveAttribute('aria-busy', 'false', { timeout: 60_000 });
+  const streamed = await answerDom(page);
+  expect(streamed.length).toBeGreaterThan(12_000);
+  // Headings, lists, a table, code, quotes and citation links all made it.
+  for (const tag of ['<h3>', '<ul>', '<table>', '<pre', '<blockquote>', '<sup']) {
+    expect(streamed).toContain(tag);
+  }
+  // The same conversation rendered at once: on the server, then hydrated.
+  await page.reload();
+  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+  const oneShot = await answerDom(page);
+  expect(streamed).toBe(oneShot);
+});

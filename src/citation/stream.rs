@@ -1,0 +1,375 @@
+//! Rendering an answer while it streams, at a cost that does not grow with the answer.
+//!
+//! CommonMark parses blocks line by line, and a top-level block that a later block has
+//! followed is final: nothing written after it can change how it parses, as long as the
+//! line that began the later block is complete. So the text is cut at the start of its last
+//! top-level block that begins on a complete line. Everything before the cut is rendered once,
+//! handed to the caller as [`Delta::completed`] and never looked at again; the last block,
+//! the only one still growing, is rendered again on every update ([`Delta::tail`]).
+//!
+//! Two things do reach back, and both make the next update start over ([`Delta::reset`]):
+//! - a link reference definition (`[label]: url`) changes every `[label]` in the answer,
+//!   earlier blocks included; once the text holds `]:` every update renders it whole;
+//! - new sources (a later search round) can resolve markers that were unknown.
+//!
+//! An answer replaced rather than extended (a `Rewrite`) is announced by its caller with a
+//! new revision number, so that telling the two apart needs no comparison of the texts.
+//!
+//! Rendering `completed` then `tail` gives exactly the blocks of [`render`] over the whole
+//! text; a property test checks it over every cut of generated answers.
+
+use pulldown_cmark::{Event, Options, Parser};
+
+use crate::citation::render::{render, Block, Lookup, Rendered};
+
+/// What changed since the previous [`Incremental::update`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delta {
+    /// Everything the caller holds is stale: drop it before adding `completed`.
+    pub reset: bool,
+    /// Blocks that became final, in order, after those already handed out.
+    pub completed: Vec<Block>,
+    /// How many found citations come before `completed[0]` in the answer (citation keys
+    /// count in reading order).
+    pub completed_cites: u64,
+    /// The last block, still growing (empty or one block; several in whole mode).
+    pub tail: Vec<Block>,
+    /// How many found citations come before `tail[0]`.
+    pub tail_cites: u64,
+}
+
+/// The state of one streaming answer's rendering.
+#[derive(Debug, Default, Clone)]
+pub struct Incremental {
+    started: bool,
+    revision: u32,
+    sources: usize,
+    /// Bytes of the text seen so far.
+    seen: usize,
+    /// `text[..stable]` has been rendered and handed out as completed blocks.
+    stable: usize,
+    /// Found citations in those blocks.
+    stable_cites: u64,
+    /// The text holds a link reference definition: render it whole every time.
+    whole: bool,
+}
+
+fn options() -> Options {
+    Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS
+}
+
+/// Found citations in rendered blocks.
+fn found_cites(rendered: &Rendered) -> u64 {
+    rendered.blocks.iter().map(Block::found_cites).sum()
+}
+
+/// Where the final blocks of `text` end: the line start of its last top-level block that
+/// begins on a complete line. A line still being written is undecided: `---` closes a list
+/// as a rule until a letter after it makes it the list's text, so no block that begins on
+/// the last line can close the blocks before it yet.
+fn final_blocks_end(text: &str) -> usize {
+    let last_line = text.rfind('\n').map_or(0, |newline| newline + 1);
+    let mut depth = 0usize;
+    let mut last = 0;
+    for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
+        if range.start >= last_line {
+            break;
+        }
+        match event {
+            Event::Start(_) => {
+                if depth == 0 {
+                    last = range.start;
+                }
+                depth += 1;
+            }
+            Event::End(_) => depth = depth.saturating_sub(1),
+            // Rules, and HTML or text that the parser emits outside any container.
+            _ if depth == 0 => last = range.start,
+            _ => {}
+        }
+    }
+    text[..last].rfind('\n').map_or(0, |newline| newline + 1)
+}
+
+impl Incremental {
+    pub fn new() -> Incremental {
+        Incremental::default()
+    }
+
+    /// Whether the last update already saw this text, revision and source count.
+    pub fn is_current(&self, text: &str, revision: u32, sources: usize) -> bool {
+        self.started
+            && self.seen == text.len()
+            && self.revision == revision
+            && self.sources == sources
+    }
+
+    /// Renders what is new in `text`. `revision` changes when the text was replaced rather
+    /// than extended; `sources` is how many entries `lookup` holds (it only grows within an
+    /// answer, so a new count means new entries).
+    pub fn update(
+        &mut self,
+        text: &str,
+        revision: u32,
+        lookup: &impl Lookup,
+        sources: usize,
+    ) -> Delta {
+        let reset = !self.started
+            || revision != self.revision
+            || sources != self.sources
+            || text.len() < self.seen
+            || !text.is_char_boundary(self.seen)
+            || self.whole;
+        if reset {
+            self.started = true;
+            self.revision = revision;
+            self.sources = sources;
+            self.stable = 0;
+            self.stable_cites = 0;
+            self.whole = text.contains("]:");
+        } else {
+            // A `]:` may straddle the previous end.
+            let from = text[..self.seen]
+                .char_indices()
+                .next_back()
+                .map_or(0, |(idx, _)| idx);
+            if text[from..].contains("]:") {
+                self.whole = true;
+                self.seen = text.len();
+                return self.update_whole(text, lookup);
+            }
+        }
+        self.seen = text.len();
+        if self.whole {
+            return self.update_whole(text, lookup);
+        }
+        let open = &text[self.stable..];
+        let cut = self.stable + final_blocks_end(open);
+        let completed = if cut > self.stable {
+            render(&text[self.stable..cut], lookup)
+        } else {
+            Rendered::default()
+        };
+        let completed_cites = self.stable_cites;
+        self.stable_cites += found_cites(&completed);
+        self.stable = cut;
+        Delta {
+            reset,
+            completed: completed.blocks,
+            completed_cites,
+            tail: render(&text[cut..], lookup).blocks,
+            tail_cites: self.stable_cites,
+        }
+    }
+
+    fn update_whole(&mut self, text: &str, lookup: &impl Lookup) -> Delta {
+        self.stable = 0;
+        self.stable_cites = 0;
+        Delta {
+            reset: true,
+            completed: Vec::new(),
+            completed_cites: 0,
+            tail: render(text, lookup).blocks,
+            tail_cites: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::citation::Registry;
+    use crate::model::Source;
+    use proptest::prelude::*;
+
+    fn registry(n: usize) -> Registry {
+        let mut registry = Registry::new();
+        let sources: Vec<Source> = (0..n)
+            .map(|i| Source {
+                url: format!("https://example.org/{i}"),
+                title: format!("Source {i}"),
+                ..Source::default()
+            })
+            .collect();
+        registry.add_round("q", &sources);
+        registry
+    }
+
+    /// Feeds `text` cut at `cuts` (byte offsets, sorted, on char boundaries) and returns
+    /// the blocks the caller would hold at the end, with the citation counts it was told.
+    fn stream(text: &str, cuts: &[usize], registry: &Registry) -> (Vec<Block>, Vec<u64>) {
+        let mut incremental = Incremental::new();
+        let mut held: Vec<Block> = Vec::new();
+        let mut tail = Vec::new();
+        let mut starts = Vec::new();
+        for &end in cuts.iter().chain(std::iter::once(&text.len())) {
+            let update = incremental.update(&text[..end], 0, registry, registry.len());
+            if update.reset {
+                held.clear();
+            }
+            let before = Rendered {
+                blocks: held.clone(),
+                problems: Vec::new(),
+            };
+            assert_eq!(update.completed_cites, found_cites(&before), "at {end}");
+            held.extend(update.completed);
+            let with_completed = Rendered {
+                blocks: held.clone(),
+                problems: Vec::new(),
+            };
+            assert_eq!(update.tail_cites, found_cites(&with_completed), "at {end}");
+            tail = update.tail;
+            starts.push(update.tail_cites);
+        }
+        held.extend(tail);
+        (held, starts)
+    }
+
+    fn char_cuts(text: &str, every: usize) -> Vec<usize> {
+        text.char_indices()
+            .map(|(idx, _)| idx)
+            .filter(|idx| *idx > 0)
+            .step_by(every.max(1))
+            .collect()
+    }
+
+    #[test]
+    fn streamed_paragraphs_lists_code_and_tables_equal_the_one_shot_render() {
+        let registry = registry(5);
+        let text = "## 概述\n\nTokio 是 Rust 的异步运行时[1]。它很快【2】。\n\n\
+                    - one [3]\n- two\n\n  still two\n- three [1, 2]\n\n\
+                    Setext heading\n---\n\n```rust\nlet x = [1];\n\nlet y = 2;\n```\n\n\
+                    | a | b |\n|---|:-:|\n| [4] | x |\n| y | z |\n\n> quote [5]\n> more\n\n\
+                    <!-- an html block\n\nthat spans a blank line -->\n\n***\n\n1. first\n2. second [2]\n";
+        let (streamed, _) = stream(text, &char_cuts(text, 1), &registry);
+        assert_eq!(streamed, render(text, &registry).blocks);
+    }
+
+    #[test]
+    fn only_the_blocks_after_the_last_complete_line_are_rendered_again() {
+        let registry = registry(3);
+        let mut incremental = Incremental::new();
+        // "Two" is on a line still being written: it might yet turn into anything.
+        let first = incremental.update("One [1].\n\nTwo", 0, &registry, 3);
+        assert!(first.reset);
+        assert!(first.completed.is_empty());
+        assert_eq!(first.tail.len(), 2);
+        assert_eq!(first.tail_cites, 0);
+        // Its line is complete: "One" is final, "Two" is the open block.
+        let second = incremental.update("One [1].\n\nTwo [2] grows\n", 0, &registry, 3);
+        assert!(!second.reset);
+        assert_eq!(second.completed.len(), 1);
+        assert_eq!(second.completed_cites, 0);
+        assert_eq!(second.tail.len(), 1);
+        assert_eq!(second.tail_cites, 1);
+        let third = incremental.update("One [1].\n\nTwo [2] grows\n\nThree", 0, &registry, 3);
+        assert!(third.completed.is_empty());
+        assert_eq!(third.tail.len(), 2);
+        let fourth = incremental.update("One [1].\n\nTwo [2] grows\n\nThree\n", 0, &registry, 3);
+        assert_eq!(fourth.completed.len(), 1);
+        assert_eq!(fourth.completed_cites, 1);
+        assert_eq!(fourth.tail_cites, 2);
+        assert!(incremental.is_current("One [1].\n\nTwo [2] grows\n\nThree\n", 0, 3));
+        assert!(!incremental.is_current("One [1].\n\nTwo [2] grows\n\nThree\n", 1, 3));
+    }
+
+    #[test]
+    fn a_rule_that_turns_into_text_does_not_close_the_list_before_it() {
+        let registry = registry(1);
+        let text = "- item\n---word\n";
+        let (streamed, _) = stream(text, &char_cuts(text, 1), &registry);
+        assert_eq!(streamed, render(text, &registry).blocks);
+        assert_eq!(streamed.len(), 1, "one list: {streamed:?}");
+    }
+
+    #[test]
+    fn a_reference_definition_makes_every_update_whole() {
+        let registry = registry(3);
+        let text = "See [docs] here.\n\nMore text.\n\n[docs]: https://example.org/docs\n";
+        let cuts = char_cuts(text, 3);
+        let (streamed, _) = stream(text, &cuts, &registry);
+        assert_eq!(streamed, render(text, &registry).blocks);
+        // The definition arrives after "See [docs]" was final: the link must still appear.
+        assert!(format!("{streamed:?}").contains("https://example.org/docs"));
+    }
+
+    #[test]
+    fn new_sources_and_a_new_revision_start_over() {
+        let few = registry(1);
+        let more = registry(3);
+        let mut incremental = Incremental::new();
+        incremental.update("A [3].\n\nB", 0, &few, few.len());
+        let after_sources = incremental.update("A [3].\n\nB more", 0, &more, more.len());
+        assert!(after_sources.reset);
+        assert_eq!(
+            [after_sources.completed, after_sources.tail].concat(),
+            render("A [3].\n\nB more", &more).blocks
+        );
+        let rewritten = incremental.update("Only the answer", 1, &more, more.len());
+        assert!(rewritten.reset);
+        assert_eq!(rewritten.tail, render("Only the answer", &more).blocks);
+    }
+
+    fn markdown_soup() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("word ".to_string()),
+            Just("中文句子。".to_string()),
+            Just("[1]".to_string()),
+            Just("[2, 3]".to_string()),
+            Just("【2】".to_string()),
+            Just("[".to_string()),
+            Just("]".to_string()),
+            Just("]:".to_string()),
+            Just(" https://x.org".to_string()),
+            Just("\n".to_string()),
+            Just("\n\n".to_string()),
+            Just("```\n".to_string()),
+            Just("    ".to_string()),
+            Just("  ".to_string()),
+            Just("- ".to_string()),
+            Just("* ".to_string()),
+            Just("1. ".to_string()),
+            Just("2) ".to_string()),
+            Just("> ".to_string()),
+            Just("# ".to_string()),
+            Just("---".to_string()),
+            Just("===".to_string()),
+            Just("| a | b |\n|---|---|\n".to_string()),
+            Just("<div>".to_string()),
+            Just("<!--".to_string()),
+            Just("-->".to_string()),
+            Just("**".to_string()),
+            Just("`".to_string()),
+            Just("- [x] ".to_string()),
+            "\\PC{0,4}",
+        ];
+        proptest::collection::vec(piece, 0..60).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        #[test]
+        fn any_stream_ends_as_the_one_shot_render(text in markdown_soup(), every in 1usize..9) {
+            let registry = registry(3);
+            let (streamed, _) = stream(&text, &char_cuts(&text, every), &registry);
+            prop_assert_eq!(streamed, render(&text, &registry).blocks);
+        }
+
+        #[test]
+        fn every_intermediate_state_is_the_one_shot_render_of_its_prefix(text in markdown_soup()) {
+            let registry = registry(3);
+            let mut incremental = Incremental::new();
+            let mut held: Vec<Block> = Vec::new();
+            for end in char_cuts(&text, 2).into_iter().chain(std::iter::once(text.len())) {
+                let update = incremental.update(&text[..end], 0, &registry, registry.len());
+                if update.reset {
+                    held.clear();
+                }
+                held.extend(update.completed);
+                let shown = [held.clone(), update.tail].concat();
+                prop_assert_eq!(shown, render(&text[..end], &registry).blocks, "prefix {}", end);
+            }
+        }
+    }
+}
