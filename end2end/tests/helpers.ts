@@ -24,3 +24,12 @@ export async function openSettings(page: Page, name = '设置') {
     await expect(button).toHaveAttribute('aria-expanded', 'true');
   }
 }
+
+/** Folds the settings sheet away again (Escape), if `openSettings` opened one. */
+export async function closeSettings(page: Page, name = '设置') {
+  const button = page.getByRole('button', { name, exact: true });
+  if ((await button.isVisible()) && (await button.getAttribute('aria-expanded')) === 'true') {
+    await page.keyboard.press('Escape');
+    await expect(button).toHaveAttribute('aria-expanded', 'false');
+  }
+}

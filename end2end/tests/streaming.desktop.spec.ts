@@ -1,7 +1,11 @@
 import { test, expect, type Page } from '@playwright/test';
 import { askQuestion, openHydrated } from './helpers';
 
-/** The last answer's rendered Markdown, without the comment nodes hydration uses. */
+/**
+ * The last answer's rendered Markdown as a canonical string: elements with their attributes
+ * sorted (the server writes `class` first, the browser in the order it sets them) and text;
+ * the comment nodes hydration uses are dropped and the text around them joined.
+ */
 async function answerDom(page: Page): Promise<string> {
   return page.locator('.answer-body').last().evaluate((body) => {
     const copy = body.cloneNode(true) as HTMLElement;
@@ -10,7 +14,14 @@ async function answerDom(page: Page): Promise<string> {
     while (walker.nextNode()) comments.push(walker.currentNode);
     comments.forEach((node) => node.parentNode?.removeChild(node));
     copy.normalize();
-    return copy.innerHTML;
+    const canonical = (node: Node): string => {
+      if (node.nodeType === Node.TEXT_NODE) return JSON.stringify(node.textContent);
+      const element = node as Element;
+      const tag = element.tagName.toLowerCase();
+      const attributes = [...element.attributes].map((a) => `${a.name}=${JSON.stringify(a.value)}`).sort().join(' ');
+      return `<${tag} ${attributes}>${[...element.childNodes].map(canonical).join('')}</${tag}>`;
+    };
+    return canonical(copy);
   });
 }
 
@@ -24,7 +35,7 @@ test('a long streamed answer ends with exactly the DOM of its one-shot render', 
   const streamed = await answerDom(page);
   expect(streamed.length).toBeGreaterThan(12_000);
   // Headings, lists, a table, code, quotes and citation links all made it.
-  for (const tag of ['<h3>', '<ul>', '<table>', '<pre', '<blockquote>', '<sup']) {
+  for (const tag of ['<h3 ', '<ul ', '<table ', '<pre ', '<blockquote ', '<sup ']) {
     expect(streamed).toContain(tag);
   }
   // The same conversation rendered at once: on the server, then hydrated.
