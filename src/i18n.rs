@@ -149,6 +149,18 @@ pub struct Texts {
     pub unsearched_note: &'static str,
     pub search_and_answer_again: &'static str,
     pub coverage_line: &'static str,
+    /// "引用支持：{supported}/{checked}": citations whose source states their sentence.
+    pub support_line: &'static str,
+    pub aligning: &'static str,
+    pub support_supported: &'static str,
+    pub support_partial: &'static str,
+    pub support_not_found: &'static str,
+    /// Above the passage quoted in a citation's card.
+    pub supporting_passage: &'static str,
+    /// The passage came from the search snippet: the page could not be read.
+    pub from_snippet: &'static str,
+    /// A link that opens the page at the passage.
+    pub open_at_passage: &'static str,
     pub tokens_line: &'static str,
     pub tokens_estimated: &'static str,
     pub cost_line: &'static str,
@@ -301,6 +313,14 @@ pub const ZH_CN: Texts = Texts {
     unsearched_note: "这个回答没有经过搜索，来自模型自身的知识，可能不准确。",
     search_and_answer_again: "搜索后重答",
     coverage_line: "引用覆盖：{cited}/{claims} 句",
+    support_line: "来源支持：{supported}/{checked} 处引用",
+    aligning: "正在核对引用…",
+    support_supported: "支持",
+    support_partial: "部分支持",
+    support_not_found: "未找到支持",
+    supporting_passage: "来源中的相关段落",
+    from_snippet: "（网页无法读取，取自搜索摘要）",
+    open_at_passage: "在原文中打开此段",
     tokens_line: "{tokens} 个 token",
     tokens_estimated: "约 {tokens} 个 token",
     cost_line: "费用 {cost}",
@@ -453,6 +473,14 @@ pub const EN: Texts = Texts {
     unsearched_note: "This answer was written without searching, from the model's own knowledge, and may be wrong.",
     search_and_answer_again: "Search and answer again",
     coverage_line: "Cited: {cited} of {claims} sentences",
+    support_line: "Supported by their sources: {supported} of {checked} citations",
+    aligning: "Checking the citations…",
+    support_supported: "supported",
+    support_partial: "partly supported",
+    support_not_found: "support not found",
+    supporting_passage: "The passage in the source",
+    from_snippet: "(the page could not be read: from the search snippet)",
+    open_at_passage: "Open the page at this passage",
     tokens_line: "{tokens} tokens",
     tokens_estimated: "about {tokens} tokens",
     cost_line: "cost {cost}",
@@ -494,9 +522,11 @@ pub fn progress_line(secs: u32, tokens: u64, t: &Texts) -> String {
         .replace("{tokens}", &tokens.to_string())
 }
 
-/// The line under an answer: its citation coverage, tokens and cost, each when known.
+/// The line under an answer: its citation coverage, how many citations their sources
+/// support, tokens and cost, each when known.
 pub fn answer_footer(
     coverage: Option<&crate::model::Coverage>,
+    support: Option<&crate::model::SupportShare>,
     usage: Option<&crate::model::TokenUsage>,
     t: &Texts,
 ) -> String {
@@ -508,6 +538,13 @@ pub fn answer_footer(
                 .replace("{claims}", &coverage.claims.to_string()),
         );
     }
+    if let Some(support) = support.filter(|s| s.checked > 0) {
+        parts.push(
+            t.support_line
+                .replace("{supported}", &support.supported.to_string())
+                .replace("{checked}", &support.checked.to_string()),
+        );
+    }
     if let Some(usage) = usage.filter(|u| u.total() > 0) {
         let template = if usage.estimated {
             t.tokens_estimated
@@ -515,11 +552,22 @@ pub fn answer_footer(
             t.tokens_line
         };
         parts.push(template.replace("{tokens}", &usage.total().to_string()));
-        if let Some(cost) = usage.cost() {
-            parts.push(t.cost_line.replace("{cost}", &format!("{cost:.4}")));
+        if let Some(micros) = usage.cost_micros {
+            parts.push(t.cost_line.replace("{cost}", &four_decimals(micros)));
         }
     }
     parts.join(" · ")
+}
+
+/// Millionths as a number with four decimals, rounded half up (`1234567` → `1.2346`),
+/// in integers: the browser's wasm then carries no float formatting.
+fn four_decimals(micros: u64) -> String {
+    let ten_thousandths = micros / 100 + u64::from(micros % 100 >= 50);
+    format!(
+        "{}.{:04}",
+        ten_thousandths / 10_000,
+        ten_thousandths % 10_000
+    )
 }
 
 /// The status line for a typed status, in the UI language.
@@ -534,6 +582,7 @@ pub fn status_line(status: &crate::model::Status, t: &Texts) -> String {
         Status::Branches { count } => t.research_branches.replace("{n}", &count.to_string()),
         Status::Verifying => t.research_verifying.to_string(),
         Status::Summarising => t.research_summarising.to_string(),
+        Status::Aligning => t.aligning.to_string(),
     }
 }
 
@@ -577,6 +626,15 @@ impl Texts {
             BranchStatus::Done => self.status_done,
             BranchStatus::Failed => self.status_failed,
             BranchStatus::Pruned => self.status_pruned,
+        }
+    }
+
+    pub fn support(&self, support: crate::model::Support) -> &'static str {
+        use crate::model::Support;
+        match support {
+            Support::Supported => self.support_supported,
+            Support::Partial => self.support_partial,
+            Support::NotFound => self.support_not_found,
         }
     }
 
@@ -667,6 +725,21 @@ mod tests {
         BranchStatus, Evidence, Reliability, ResearchLoop, ResearchPlan, StopReason, SubQuestion,
         Verdict,
     };
+
+    #[test]
+    fn costs_show_four_decimals_rounded_half_up() {
+        for (micros, shown) in [
+            (0, "0.0000"),
+            (49, "0.0000"),
+            (50, "0.0001"),
+            (2000, "0.0020"),
+            (1_234_567, "1.2346"),
+            (9_999_950, "10.0000"),
+            (12_000_000, "12.0000"),
+        ] {
+            assert_eq!(four_decimals(micros), shown, "{micros}");
+        }
+    }
 
     #[test]
     fn accept_language_picks_the_preferred_supported_language() {

@@ -300,6 +300,67 @@ pub struct Exchange {
     /// Agent mode: the model answered without searching.
     #[serde(default)]
     pub unsearched: bool,
+    /// For each found citation of a claim, the passage of its source that best supports
+    /// the sentence, and how well (checked after the answer is written).
+    #[serde(default)]
+    pub alignments: Vec<Alignment>,
+}
+
+/// How well a cited source supports the sentence that cites it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Support {
+    /// The passage states the sentence's claim.
+    Supported,
+    /// It states part of it (one of two claims, the claim without its number…).
+    Partial,
+    /// No passage of the source states it.
+    NotFound,
+}
+
+/// One citation of an answer checked against its source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Alignment {
+    /// The citation's place among the answer's found citations, in reading order.
+    pub ordinal: u32,
+    pub number: u32,
+    pub support: Support,
+    /// The source's passage that best matches the sentence ("" when nothing does).
+    pub passage: String,
+    /// Byte ranges of `passage` holding words the sentence shares.
+    pub matched: Vec<(u32, u32)>,
+    /// Where the passage starts in the page's readable text; `None` when the page could
+    /// not be read and the passage comes from the search snippet.
+    pub offset: Option<u32>,
+}
+
+/// The share of an answer's citations whose source supports their sentence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SupportShare {
+    pub checked: u32,
+    pub supported: u32,
+    pub partial: u32,
+}
+
+impl SupportShare {
+    pub fn of(alignments: &[Alignment]) -> SupportShare {
+        let count =
+            |support: Support| alignments.iter().filter(|a| a.support == support).count() as u32;
+        SupportShare {
+            checked: alignments.len() as u32,
+            supported: count(Support::Supported),
+            partial: count(Support::Partial),
+        }
+    }
+
+    /// Supported citations, 0 to 100 (100 when none was checked).
+    pub fn percent(&self) -> u32 {
+        if self.checked == 0 {
+            100
+        } else {
+            (u64::from(self.supported) * 100 / u64::from(self.checked)) as u32
+        }
+    }
 }
 
 /// Citation coverage: of the answer's sentences that make claims, how many cite at least
@@ -595,6 +656,8 @@ pub enum Status {
     },
     Verifying,
     Summarising,
+    /// After the answer: reading the cited pages and checking each citation.
+    Aligning,
 }
 
 impl Status {
@@ -675,6 +738,10 @@ pub enum AnswerEvent {
     /// The Research plan changed (a sub-question started or finished, a verdict came).
     Plan {
         plan: ResearchPlan,
+    },
+    /// After `Done`: each citation checked against its source's text.
+    Aligned {
+        alignments: Vec<Alignment>,
     },
 }
 

@@ -2,6 +2,7 @@
 //! server. Nothing below this module compiles to wasm, and nothing outside it does IO.
 
 pub mod agent;
+pub mod align;
 pub mod answer;
 pub mod chat;
 pub mod cli;

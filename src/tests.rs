@@ -1,8 +1,10 @@
 //! Whole-app tests: the real server on 127.0.0.1:0, driven over HTTP with reqwest.
 
 mod agent;
+mod alignment;
 mod bounds;
 mod chat;
+mod checking;
 mod doctor;
 mod fetch;
 mod knowledge;
@@ -20,8 +22,17 @@ use std::net::SocketAddr;
 
 use tokio::sync::oneshot;
 
+use crate::model::AnswerEvent;
 use crate::ssr::config::Config;
 use crate::ssr::state::AppState;
+
+/// The answer's `Done` event: the citation check's events may follow it.
+pub fn done_event(events: &[AnswerEvent]) -> Option<&AnswerEvent> {
+    events
+        .iter()
+        .rev()
+        .find(|e| matches!(e, AnswerEvent::Done { .. }))
+}
 
 /// A checked configuration for pipeline tests: SearXNG at `searxng_url`, web search only
 /// (these tests are about SearXNG: no fallback to the knowledge base), then `extra`, which

@@ -20,12 +20,35 @@ pub const MIN_CLAIM_CHARS: usize = 12;
 
 /// The coverage of `answer` against the sources in `lookup`.
 pub fn coverage(answer: &str, lookup: &impl Lookup) -> Coverage {
+    read(answer, lookup).coverage
+}
+
+/// One citation in an answer, with the sentence it stands in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CitedSentence {
+    /// The citation's place among the answer's found citations, in reading order (the same
+    /// count as [`crate::citation::Rendered::for_each_cite`]; the browser keys its
+    /// citation links by it).
+    pub ordinal: u32,
+    pub number: u32,
+    /// The sentence's text without its markers, trimmed.
+    pub sentence: String,
+}
+
+/// Every found citation of the answer's text with its sentence, in reading order (short
+/// sentences too: a reader may check any citation). Citations in headings and table heads
+/// are counted (for the ordinals) but have no sentence.
+pub fn cited_sentences(answer: &str, lookup: &impl Lookup) -> Vec<CitedSentence> {
+    read(answer, lookup).cited
+}
+
+fn read(answer: &str, lookup: &impl Lookup) -> Counter {
     let rendered = crate::citation::render(answer, lookup);
     let mut counter = Counter::default();
     for block in &rendered.blocks {
         counter.block(block);
     }
-    counter.coverage
+    counter
 }
 
 #[derive(Default)]
@@ -33,10 +56,17 @@ struct Counter {
     coverage: Coverage,
     /// The sentence being read: its letters and digits, and whether it cites.
     chars: usize,
-    cited: bool,
+    cites_any: bool,
     question: bool,
     /// The sentence has ended; markers may still follow before new text.
     ended: bool,
+    /// Its text, and its found citations (ordinal, number).
+    text: String,
+    cites: Vec<(u32, u32)>,
+    /// Found citations so far.
+    ordinal: u32,
+    /// What `cited_sentences` returns.
+    cited: Vec<CitedSentence>,
 }
 
 impl Counter {
@@ -48,8 +78,31 @@ impl Counter {
                 .iter()
                 .flat_map(|item| item.blocks.iter())
                 .for_each(|b| self.block(b)),
-            Block::Table { rows, .. } => rows.iter().flatten().for_each(|cell| self.unit(cell)),
-            Block::Heading { .. } | Block::Code { .. } | Block::Rule => {}
+            Block::Table { head, rows, .. } => {
+                head.iter().for_each(|cell| self.count_only(cell));
+                rows.iter().flatten().for_each(|cell| self.unit(cell));
+            }
+            Block::Heading { content, .. } => self.count_only(content),
+            Block::Code { .. } | Block::Rule => {}
+        }
+    }
+
+    /// Text that makes no claim: only its found citations are counted.
+    fn count_only(&mut self, inlines: &[Inline]) {
+        for inline in inlines {
+            match inline {
+                Inline::Emphasis(children)
+                | Inline::Strong(children)
+                | Inline::Strikethrough(children)
+                | Inline::Link { children, .. } => self.count_only(children),
+                Inline::Citation { cites, .. } => {
+                    self.ordinal += cites
+                        .iter()
+                        .filter(|cite| matches!(cite, Cite::Found { .. }))
+                        .count() as u32;
+                }
+                _ => {}
+            }
         }
     }
 
@@ -70,8 +123,12 @@ impl Counter {
                 | Inline::Link { children, .. } => self.inlines(children),
                 Inline::SoftBreak | Inline::LineBreak => self.text(" "),
                 Inline::Citation { cites, .. } => {
-                    if cites.iter().any(|cite| matches!(cite, Cite::Found { .. })) {
-                        self.cited = true;
+                    for cite in cites {
+                        if let Cite::Found { number, .. } = cite {
+                            self.cites_any = true;
+                            self.cites.push((self.ordinal, *number));
+                            self.ordinal += 1;
+                        }
                     }
                 }
             }
@@ -88,6 +145,7 @@ impl Counter {
                 self.chars += 1;
                 self.question = false;
             }
+            self.text.push(c);
             let ends = match c {
                 '。' | '！' | '？' | '；' => true,
                 '.' | '!' | '?' | ';' => chars.peek().is_none_or(|next| next.is_whitespace()),
@@ -102,14 +160,24 @@ impl Counter {
 
     /// Counts the sentence read so far and starts the next.
     fn close(&mut self) {
-        if self.chars >= MIN_CLAIM_CHARS && !self.question {
+        let claim = self.chars >= MIN_CLAIM_CHARS && !self.question;
+        if claim {
             self.coverage.claims += 1;
-            if self.cited {
+            if self.cites_any {
                 self.coverage.cited += 1;
             }
         }
+        let sentence = self.text.trim();
+        for (ordinal, number) in self.cites.drain(..) {
+            self.cited.push(CitedSentence {
+                ordinal,
+                number,
+                sentence: sentence.to_string(),
+            });
+        }
+        self.text.clear();
         self.chars = 0;
-        self.cited = false;
+        self.cites_any = false;
         self.question = false;
         self.ended = false;
     }
@@ -175,5 +243,36 @@ mod tests {
             coverage("No sources back this long sentence here.", &sources(&[])).percent(),
             0
         );
+    }
+
+    #[test]
+    fn each_found_citation_comes_with_its_sentence_and_reading_order() {
+        let answer = "## Tokio [1]\n\nTokio is an asynchronous runtime. [1] It steals work [2][9], \
+                      and **it is fast** [2].\n\n| a [1] |\n|---|\n| Cells claim things too here [2] |\n\n\
+                      Short [1].";
+        let found = cited_sentences(answer, &sources(&[1, 2]));
+        let seen: Vec<(u32, u32, &str)> = found
+            .iter()
+            .map(|c| (c.ordinal, c.number, c.sentence.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                (1, 1, "Tokio is an asynchronous runtime."),
+                (2, 2, "It steals work [9], and it is fast ."),
+                (3, 2, "It steals work [9], and it is fast ."),
+                (5, 2, "Cells claim things too here"),
+                (6, 1, "Short ."),
+            ]
+        );
+        // The ordinals are those of the render tree's citations (the browser's keys).
+        let rendered = crate::citation::render(answer, &sources(&[1, 2]));
+        let mut found_in_tree = 0;
+        rendered.for_each_cite(|cite| {
+            if matches!(cite, Cite::Found { .. }) {
+                found_in_tree += 1;
+            }
+        });
+        assert_eq!(found_in_tree, 7);
     }
 }

@@ -123,6 +123,52 @@ pub fn normalise(url: &str) -> String {
     normalised
 }
 
+/// `url` opened at `passage`: a text fragment (`#:~:text=start,end`, with the first and
+/// last words of a long passage) that browsers supporting it scroll to and highlight; the
+/// others open the page. `None` for anything but a web link.
+pub fn text_fragment(url: &str, passage: &str) -> Option<String> {
+    if !is_web_link(url) || passage.trim().is_empty() {
+        return None;
+    }
+    let base = url.split('#').next().unwrap_or(url);
+    // Words: spaced words, or single characters of unspaced (Chinese) text.
+    let spaced = passage.split_whitespace().count() > 1;
+    let units: Vec<&str> = if spaced {
+        passage.split_whitespace().collect()
+    } else {
+        passage
+            .char_indices()
+            .map(|(idx, c)| &passage[idx..idx + c.len_utf8()])
+            .collect()
+    };
+    let take = if spaced { 4 } else { 8 };
+    let join = |words: &[&str]| words.join(if spaced { " " } else { "" });
+    let directive = if units.len() <= take * 2 {
+        fragment_encode(&join(&units))
+    } else {
+        format!(
+            "{},{}",
+            fragment_encode(&join(&units[..take])),
+            fragment_encode(&join(&units[units.len() - take..]))
+        )
+    };
+    Some(format!("{base}#:~:text={directive}"))
+}
+
+/// Percent-encodes all but unreserved characters, so `,` `-` and `&` (which text fragments
+/// use as syntax) stay text.
+fn fragment_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'~') {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,5 +255,41 @@ mod tests {
             normalise("https://example.com/A"),
             normalise("https://example.com/a")
         );
+    }
+
+    #[test]
+    fn text_fragments_quote_the_ends_of_a_passage_and_escape_their_syntax() {
+        assert_eq!(
+            text_fragment(
+                "https://example.org/a#top",
+                "Tokio 1.50, a fast-paced release"
+            ),
+            Some(
+                "https://example.org/a#:~:text=Tokio%201.50%2C%20a%20fast%2Dpaced%20release"
+                    .to_string()
+            )
+        );
+        assert_eq!(
+            text_fragment(
+                "https://example.org/b",
+                "one two three four five six seven eight nine ten"
+            ),
+            Some(
+                "https://example.org/b#:~:text=one%20two%20three%20four,seven%20eight%20nine%20ten"
+                    .to_string()
+            )
+        );
+        let chinese = text_fragment(
+            "https://example.cn/c",
+            "埃菲尔铁塔建于1887年至1889年，高度约330米。",
+        )
+        .unwrap_or_default();
+        assert!(
+            chinese.starts_with("https://example.cn/c#:~:text=%E5%9F%83"),
+            "{chinese}"
+        );
+        assert!(chinese.contains(','), "{chinese}");
+        assert_eq!(text_fragment("/knowledge/README.md#p3", "text"), None);
+        assert_eq!(text_fragment("javascript:alert(1)", "text"), None);
     }
 }

@@ -12,27 +12,32 @@ use leptos::prelude::*;
 use crate::citation::render::{Align, ListItem};
 use crate::citation::{Block, CitationEntry, Cite, Delta, Incremental, Inline, SourceMap};
 use crate::components::citation_link::CitationLink;
+use crate::model::Alignment;
 
 /// Numbers the citations of one answer in reading order, so a citation keeps its key (and
 /// an open card stays open) when the streaming answer is rendered again.
 struct Keys {
     base: u64,
     next: std::cell::Cell<u64>,
+    /// The answer's checked citations, by ordinal (the same count as the keys).
+    checks: Signal<Vec<Alignment>>,
 }
 
 impl Keys {
     /// The keys of an answer's citations from the `start`-th found one on.
-    fn new(answer_key: u64, start: u64) -> Keys {
+    fn new(answer_key: u64, start: u64, checks: Signal<Vec<Alignment>>) -> Keys {
         Keys {
             base: answer_key + 1,
             next: std::cell::Cell::new(start),
+            checks,
         }
     }
 
-    fn next(&self) -> u64 {
+    /// The next citation's key and ordinal.
+    fn next(&self) -> (u64, u32) {
         let ordinal = self.next.get();
         self.next.set(ordinal + 1);
-        (self.base << 24) | ordinal
+        ((self.base << 24) | ordinal, ordinal as u32)
     }
 }
 
@@ -76,8 +81,12 @@ pub fn AnswerBody(
     /// Changes when the text is replaced rather than extended.
     #[prop(optional, into)]
     rewrites: Option<Signal<u32>>,
+    /// Each citation checked against its source, once the answer is done.
+    #[prop(optional, into)]
+    checks: Option<Signal<Vec<Alignment>>>,
 ) -> impl IntoView {
     let rewrites = rewrites.unwrap_or_else(|| Signal::stored(0));
+    let checks = checks.unwrap_or_else(|| Signal::stored(Vec::new()));
     let map = Memo::new(move |_| SourceMap::new(sources.get()));
     let state = StoredValue::new(Incremental::new());
     let generation = StoredValue::new(0u64);
@@ -143,11 +152,11 @@ pub fn AnswerBody(
     });
     view! {
         <For each=move || held.get() key=|piece| piece.key let:piece>
-            {block_view(Block::clone(&piece.block), &Keys::new(answer_key, piece.cites))}
+            {block_view(Block::clone(&piece.block), &Keys::new(answer_key, piece.cites, checks))}
         </For>
         {move || {
             tail.with(|(blocks, cites)| {
-                let keys = Keys::new(answer_key, *cites);
+                let keys = Keys::new(answer_key, *cites, checks);
                 blocks.iter().cloned().map(|block| block_view(block, &keys)).collect_view()
             })
         }}
@@ -259,8 +268,12 @@ fn inline_view(inline: Inline, keys: &Keys) -> AnyView {
             .into_iter()
             .map(|cite| match cite {
                 Cite::Found { number, entry } => {
-                    let key = keys.next();
-                    view! { <CitationLink number entry key/> }.into_any()
+                    let (key, ordinal) = keys.next();
+                    let checks = keys.checks;
+                    let check = Signal::derive(move || {
+                        checks.with(|all| all.iter().find(|a| a.ordinal == ordinal).cloned())
+                    });
+                    view! { <CitationLink number entry key check/> }.into_any()
                 }
                 Cite::Missing { number } => format!("[{number}]").into_any(),
             })

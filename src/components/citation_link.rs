@@ -15,10 +15,10 @@ use leptos::ev;
 use leptos::html;
 use leptos::prelude::*;
 
-use crate::citation::urls::is_safe_link;
+use crate::citation::urls::{self, is_safe_link};
 use crate::citation::CitationEntry;
 use crate::components::use_texts;
-use crate::model::SourceKind;
+use crate::model::{Alignment, SourceKind, Support};
 
 /// Which card is open, if any (keys are per page, never rendered into HTML).
 #[derive(Clone, Copy)]
@@ -50,13 +50,36 @@ fn wasm_bindgen_element(target: web_sys::EventTarget) -> Option<web_sys::Element
     target.dyn_into::<web_sys::Element>().ok()
 }
 
+/// `passage` with the byte ranges in `matched` marked; ranges that do not fall on
+/// character boundaries are left unmarked.
+fn marked_passage(passage: &str, matched: &[(u32, u32)]) -> impl IntoView {
+    let mut parts = Vec::new();
+    let mut at = 0usize;
+    for &(from, to) in matched {
+        let (from, to) = (from as usize, to as usize);
+        if from < at || passage.get(from..to).is_none() || passage.get(at..from).is_none() {
+            continue;
+        }
+        parts.push(passage[at..from].to_string().into_any());
+        parts.push(view! { <mark>{passage[from..to].to_string()}</mark> }.into_any());
+        at = to;
+    }
+    parts.push(passage.get(at..).unwrap_or_default().to_string().into_any());
+    parts.collect_view()
+}
+
 #[component]
 pub fn CitationLink(
     number: u32,
     entry: Arc<CitationEntry>,
     /// Stable across re-renders of the same answer.
     key: u64,
+    /// This citation checked against its source (once the answer is done).
+    #[prop(optional, into)]
+    check: Option<Signal<Option<Alignment>>>,
 ) -> impl IntoView {
+    let check = check.unwrap_or_else(|| Signal::stored(None));
+    let support = move || check.with(|c| c.as_ref().map(|c| c.support));
     let t = use_texts();
     let open_citation = use_context::<OpenCitation>().unwrap_or(OpenCitation(RwSignal::new(None)));
     let is_open = move || open_citation.0.get() == Some(key);
@@ -77,7 +100,14 @@ pub fn CitationLink(
         entry.title.clone()
     };
     let knowledge = entry.kind == SourceKind::Knowledge;
-    let label = format!("{} {number}：{title}", t.citation);
+    let base_label = format!("{} {number}：{title}", t.citation);
+    // A citation whose source does not (fully) state its sentence says so in its name.
+    let label = move || match support() {
+        Some(level @ (Support::Partial | Support::NotFound)) => {
+            format!("{base_label}（{}）", t.support(level))
+        }
+        _ => base_label.clone(),
+    };
     let badge = entry
         .domain
         .chars()
@@ -93,11 +123,38 @@ pub fn CitationLink(
     let domain = entry.domain.clone();
     let snippet = entry.snippet.clone();
     let card_href = href.clone();
+    let page_url = entry.url.clone();
+    let evidence = move || {
+        check.get().map(|check| {
+            let level = format!("support-level support-{:?}", check.support).to_lowercase();
+            let quoted = (!check.passage.is_empty()).then(|| {
+                let fragment = urls::text_fragment(&page_url, &check.passage);
+                view! {
+                    <span class="cite-passage-label">
+                        {t.supporting_passage}
+                        {check.offset.is_none().then_some(t.from_snippet)}
+                    </span>
+                    <q class="cite-passage">{marked_passage(&check.passage, &check.matched)}</q>
+                    {fragment.map(|href| view! {
+                        <a class="cite-at-passage" href=href target="_blank" rel="noopener noreferrer nofollow">
+                            {t.open_at_passage}" ↗"
+                        </a>
+                    })}
+                }
+            });
+            view! {
+                <span class=level>{t.support(check.support)}</span>
+                {quoted}
+            }
+        })
+    };
 
     view! {
         <span
             class="cite"
             class:open=is_open
+            class:unsupported=move || support() == Some(Support::NotFound)
+            class:partly=move || support() == Some(Support::Partial)
             node_ref=wrapper
             on:pointerenter=move |event: ev::PointerEvent| {
                 if event.pointer_type() == "mouse" {
@@ -157,6 +214,7 @@ pub fn CitationLink(
                     </span>
                     <span class="cite-title">{title.clone()}</span>
                     <span class="cite-snippet">{snippet.clone()}</span>
+                    {evidence.clone()}
                     {card_href.clone().map(|href| view! {
                         <a class="cite-open" href=href target="_blank" rel="noopener noreferrer nofollow">
                             {t.open_source}" ↗"

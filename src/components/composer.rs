@@ -208,6 +208,7 @@ fn apply(chat: Chat, exchange: Option<LiveExchange>, event: AnswerEvent, t: &'st
             })
         }
         AnswerEvent::Plan { plan } => live.plan.set(Some(plan)),
+        AnswerEvent::Aligned { alignments } => live.head.update(|e| e.alignments = alignments),
         AnswerEvent::Done {
             cited,
             stopped,

@@ -158,8 +158,12 @@ fn ExchangeView(key: u64, exchange: LiveExchange, chat: Chat) -> impl IntoView {
     let t = use_texts();
     let live = exchange;
     let done = Memo::new(move |_| live.with(|e| e.done));
-    let footer =
-        move || live.with(|e| crate::i18n::answer_footer(e.coverage.as_ref(), e.usage.as_ref(), t));
+    let footer = move || {
+        live.with(|e| {
+            let support = crate::model::SupportShare::of(&e.alignments);
+            crate::i18n::answer_footer(e.coverage.as_ref(), Some(&support), e.usage.as_ref(), t)
+        })
+    };
     let has_sources = Memo::new(move |_| live.sources.with(|s| !s.is_empty()));
     let uncited = move || done.get() && live.with(|e| e.cited.is_empty()) && has_sources.get();
     let rerun = move |_| {
@@ -217,7 +221,13 @@ fn ExchangeView(key: u64, exchange: LiveExchange, chat: Chat) -> impl IntoView {
                     </details>
                 </Show>
                 <div class="answer-body">
-                    <AnswerBody answer_key=key text=live.answer sources=live.sources rewrites=live.rewrites/>
+                    <AnswerBody
+                        answer_key=key
+                        text=live.answer
+                        sources=live.sources
+                        rewrites=live.rewrites
+                        checks=Signal::derive(move || live.with(|e| e.alignments.clone()))
+                    />
                 </div>
                 // Under the 结论 and its explanation: the plan, branches and evidence chain
                 // (open while the research runs, folded once it is done).

@@ -232,7 +232,9 @@ pub fn SettingsPanel(
                         .collect_view()}
                 </select>
             </div>
-            <p class="confirmation" aria-live="polite">{move || confirmation.get()}</p>
+            <p class="confirmation" class:shown=move || !confirmation.with(String::is_empty) aria-live="polite">
+                {move || confirmation.get()}
+            </p>
             <SearchStatus/>
         </aside>
     }

@@ -80,7 +80,12 @@ pub async fn ask(
         if exchange.unsearched {
             eprintln!("! {}", t.unsearched_note);
         }
-        let footer = i18n::answer_footer(exchange.coverage.as_ref(), exchange.usage.as_ref(), t);
+        let footer = i18n::answer_footer(
+            exchange.coverage.as_ref(),
+            Some(&crate::model::SupportShare::of(&exchange.alignments)),
+            exchange.usage.as_ref(),
+            t,
+        );
         if !footer.is_empty() {
             eprintln!("{footer}");
         }

@@ -98,6 +98,9 @@ pub struct Config {
     pub database_url: String,
     /// Where conversation titles come from (`CITED_TITLES`).
     pub titles: Titles,
+    /// How long checking an answer's citations against their pages may take after the
+    /// answer (`CITED_ALIGN_DEADLINE_SECS`; 0 turns the check off).
+    pub align_deadline: Duration,
     /// The folder holding `pkg/cited.js`, `pkg/cited.wasm`, `pkg/cited.css` and `public/`'s files.
     pub site_root: PathBuf,
 }
@@ -433,7 +436,9 @@ impl Config {
             },
         );
         let llm = reader.llm();
+        let align_deadline = reader.seconds("CITED_ALIGN_DEADLINE_SECS", 0, 300, 20);
         let config = Config {
+            align_deadline,
             research,
             sources,
             knowledge,
@@ -581,6 +586,11 @@ impl fmt::Display for Config {
             Titles::Question => "question",
         };
         writeln!(f, "CITED_TITLES={titles}")?;
+        writeln!(
+            f,
+            "CITED_ALIGN_DEADLINE_SECS={}",
+            self.align_deadline.as_secs()
+        )?;
         write!(f, "CITED_SITE_ROOT={}", self.site_root.display())
     }
 }

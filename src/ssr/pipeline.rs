@@ -37,6 +37,8 @@ use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResul
 use crate::ssr::session::{Session, SessionId};
 use crate::ssr::state::AppState;
 
+mod checking;
+
 /// The answer stopped early: the stop button, the browser went away, or a `/reset` began
 /// a new conversation. Not a failure; what was written so far is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -878,6 +880,22 @@ impl Turn {
             unsearched: exchange.unsearched,
         };
         self.send_anyway(done).await;
+        // The answer is on screen; now its citations are checked against their pages.
+        let checking = !self.state.config.align_deadline.is_zero();
+        if checking && answered && !exchange.stopped && !exchange.cited.is_empty() {
+            let _ = self.status(Some(crate::model::Status::Aligning)).await;
+            exchange.alignments = self.check_citations(&exchange).await;
+            let share = crate::model::SupportShare::of(&exchange.alignments);
+            tracing::info!(
+                checked = share.checked,
+                supported = share.supported,
+                partial = share.partial,
+                "citations checked"
+            );
+            let alignments = exchange.alignments.clone();
+            self.send_anyway(AnswerEvent::Aligned { alignments }).await;
+            let _ = self.status(None).await;
+        }
         exchange.state = if exchange.stopped {
             ExchangeState::Stopped
         } else if exchange.notices.iter().any(|n| n.level == Level::Error) {

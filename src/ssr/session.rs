@@ -79,7 +79,16 @@ pub struct Session {
     next_answer_id: AtomicU64,
     /// Bumped by every `/reset`, so an answer that started before it is not saved after it.
     generation: AtomicU64,
+    /// Cited pages read to check citations, for the conversation they were read in:
+    /// each page is read once per conversation (`None`: it could not be read).
+    pages: Mutex<PageCache>,
 }
+
+/// The conversation whose pages these are, and each page by URL (`None`: unreadable).
+type PageCache = (Option<String>, HashMap<String, Option<Arc<str>>>);
+
+/// Most pages a session keeps for checking citations.
+const MAX_PAGES: usize = 64;
 
 /// Most exchanges kept per session; older ones are dropped (the model sees fewer anyway).
 const MAX_EXCHANGES: usize = 200;
@@ -97,7 +106,29 @@ impl Session {
             active: Mutex::new(None),
             next_answer_id: AtomicU64::new(1),
             generation: AtomicU64::new(0),
+            pages: Mutex::new((None, HashMap::new())),
         }
+    }
+
+    /// A page read earlier in `conversation`: `Some(None)` when it could not be read.
+    pub fn cached_page(&self, conversation: Option<&str>, url: &str) -> Option<Option<Arc<str>>> {
+        let pages = lock(&self.pages);
+        if pages.0.as_deref() != conversation {
+            return None;
+        }
+        pages.1.get(url).cloned()
+    }
+
+    /// Keeps a page read in `conversation` (forgetting another conversation's pages).
+    pub fn cache_page(&self, conversation: Option<&str>, url: &str, text: Option<Arc<str>>) {
+        let mut pages = lock(&self.pages);
+        if pages.0.as_deref() != conversation {
+            *pages = (conversation.map(str::to_string), HashMap::new());
+        }
+        if pages.1.len() >= MAX_PAGES {
+            pages.1.clear();
+        }
+        pages.1.insert(url.to_string(), text);
     }
 
     pub fn settings(&self) -> Settings {

@@ -201,7 +201,7 @@ async fn reasoning_is_kept_apart_from_the_answer_and_its_citations() {
         usage: sent,
         coverage,
         ..
-    }) = events.last()
+    }) = super::done_event(&events)
     else {
         panic!("no Done: {events:?}");
     };
@@ -252,7 +252,7 @@ async fn an_agent_that_never_searches_is_marked_and_can_be_made_to() {
     let (exchange, events) = ask(&state, "rust async runtime", Mode::Agent, true).await;
     assert!(exchange.unsearched, "{exchange:#?}");
     assert!(matches!(
-        events.last(),
+        super::done_event(&events),
         Some(AnswerEvent::Done {
             unsearched: true,
             ..

@@ -208,7 +208,7 @@ async fn switch_on_searches_numbers_and_resolves_citations() {
     // [9] has no source: it stays text and is not cited.
     assert_eq!(exchange.cited, vec![1, 2]);
     assert!(
-        matches!(events.last(), Some(AnswerEvent::Done { cited, stopped: false, .. }) if cited == &vec![1, 2])
+        matches!(super::done_event(&events), Some(AnswerEvent::Done { cited, stopped: false, .. }) if cited == &vec![1, 2])
     );
     assert_eq!(h.session.conversation(), vec![exchange]);
 }
@@ -440,7 +440,26 @@ async fn ask_over_http_streams_ndjson_and_handles_commands() {
         })
         .collect();
     assert_eq!(text, "量子计算很强 [1]。");
-    assert!(matches!(events.last(), Some(AnswerEvent::Done { cited, .. }) if cited == &vec![1]));
+    assert!(
+        matches!(super::done_event(&events), Some(AnswerEvent::Done { cited, .. }) if cited == &vec![1])
+    );
+    // After Done, the citation is checked against its source: the page cannot be read
+    // here (no internet), so against the search snippet.
+    let checked = events
+        .iter()
+        .find_map(|e| match e {
+            AnswerEvent::Aligned { alignments } => Some(alignments),
+            _ => None,
+        })
+        .expect("the citations are checked after the answer");
+    assert_eq!(checked.len(), 1, "{checked:?}");
+    assert_eq!((checked[0].ordinal, checked[0].number), (0, 1));
+    assert_eq!(checked[0].offset, None, "from the snippet: {checked:?}");
+    assert!(!checked[0].passage.is_empty(), "{checked:?}");
+    assert!(matches!(
+        events.last(),
+        Some(AnswerEvent::Status { status: None })
+    ));
 
     // The page now renders the exchange on the server.
     let html = server.page(&client).await;

@@ -14,7 +14,12 @@ const LAYERS: &[&[&str]] = &[
     &["ssr::net", "ssr::tolerant"],
     &["ssr::config"],
     &["ssr::search", "ssr::llm", "ssr::fetch", "ssr::store"],
-    &["ssr::knowledge", "ssr::prompts", "ssr::messages"],
+    &[
+        "ssr::knowledge",
+        "ssr::align",
+        "ssr::prompts",
+        "ssr::messages",
+    ],
     &["ssr::doctor"],
     &["ssr::session"],
     &["ssr::state"],

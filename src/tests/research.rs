@@ -322,7 +322,7 @@ async fn two_loops_with_a_pruned_direction_number_deterministically() {
     });
     assert!(running);
     assert!(matches!(
-        events.last(),
+        super::done_event(&events),
         Some(AnswerEvent::Done { stopped: false, .. })
     ));
 }
@@ -616,7 +616,7 @@ async fn stop_ends_the_branches_and_keeps_the_exchange() {
     });
     assert_eq!(last_plan.and_then(|p| p.stop), Some(StopReason::Stopped));
     assert!(matches!(
-        events.last(),
+        super::done_event(&events),
         Some(AnswerEvent::Done { stopped: true, .. })
     ));
     assert!(script.of(Step::Summary).is_empty());

@@ -533,7 +533,7 @@ async fn ask_http(client: &reqwest::Client, server: &super::TestServer, question
         .await
         .unwrap();
     assert!(matches!(
-        events.last(),
+        super::done_event(&events),
         Some(crate::model::AnswerEvent::Done { .. })
     ));
 }

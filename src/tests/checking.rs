@@ -1,0 +1,222 @@
+//! Citations checked after the answer (`ssr::pipeline::checking`): the cited page is read
+//! through the guarded reader once per conversation, the passage that supports the
+//! sentence is found in it, a page too slow for the deadline gives way to the snippet, and
+//! the answer itself never waits for any of it.
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use axum::routing::get;
+use axum::Router;
+
+use super::chat::Scripted;
+use crate::model::{AnswerEvent, Lang, Mode, Source, Support};
+use crate::ssr::fetch::FetchPolicy;
+use crate::ssr::pipeline::TurnInput;
+use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
+use crate::ssr::session::SessionStore;
+use crate::ssr::state::AppState;
+
+const PAGE: &str = "<html><head><title>Tokio</title></head><body><article>\
+    <h1>Tokio</h1>\
+    <p>Rust programs need a runtime to drive their futures. Many crates exist for it.</p>\
+    <p>Tokio is an asynchronous runtime for the Rust programming language, first released in 2016. \
+    It provides the building blocks needed for writing network applications.</p>\
+    <p>Its scheduler steals work between threads, which keeps every core busy under load.</p>\
+    </article></body></html>";
+
+/// Serves `/tokio` (counting its reads) and `/slow` (answering after 5 s).
+async fn page_server(hits: Arc<AtomicUsize>) -> SocketAddr {
+    let app = Router::new()
+        .route(
+            "/tokio",
+            get(move || {
+                hits.fetch_add(1, Ordering::SeqCst);
+                async { axum::response::Html(PAGE) }
+            }),
+        )
+        .route(
+            "/slow",
+            get(|| async {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                axum::response::Html(PAGE)
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}
+
+/// Every search finds the one page at `url`, with a snippet that says little.
+struct OnePage {
+    url: String,
+}
+
+#[async_trait]
+impl SearchProvider for OnePage {
+    async fn search(
+        &self,
+        query: &str,
+        _options: &SearchOptions,
+    ) -> Result<SearchResults, SearchError> {
+        Ok(SearchResults {
+            query: query.to_string(),
+            sources: vec![Source {
+                url: self.url.clone(),
+                title: "Tokio".into(),
+                domain: "127.0.0.1".into(),
+                snippet: "Tokio: a runtime for writing reliable network applications.".into(),
+                ..Source::default()
+            }],
+            ..SearchResults::default()
+        })
+    }
+}
+
+fn state(page: String, addr: SocketAddr, deadline: &str) -> AppState {
+    let config = super::pipeline_config(
+        "http://127.0.0.1:9",
+        &[("CITED_ALIGN_DEADLINE_SECS", deadline)],
+    );
+    let mut state = AppState::new(config);
+    state.search = Arc::new(OnePage { url: page });
+    state.llm = Arc::new(Scripted::fixed(
+        "Tokio is an asynchronous Rust runtime that was first released in 2016 [1].",
+    ));
+    state.fetch = Arc::new(FetchPolicy {
+        allow: HashSet::from([addr]),
+        ..FetchPolicy::default()
+    });
+    state
+}
+
+fn input(question: &str) -> TurnInput {
+    TurnInput {
+        id: 1,
+        question: question.into(),
+        search_enabled: true,
+        lang: Lang::En,
+        mode: Mode::Chat,
+        force_search: false,
+    }
+}
+
+async fn ask(
+    state: &AppState,
+    session: &Arc<crate::ssr::session::Session>,
+    question: &str,
+) -> Vec<AnswerEvent> {
+    let (sender, mut receiver) = tokio::sync::mpsc::channel(1024);
+    let collector = tokio::spawn(async move {
+        let mut events = Vec::new();
+        while let Some(event) = receiver.recv().await {
+            events.push(event);
+        }
+        events
+    });
+    let cancel = tokio_util::sync::CancellationToken::new();
+    crate::ssr::answer::run(
+        state.clone(),
+        Arc::clone(session),
+        input(question),
+        cancel,
+        sender,
+    )
+    .await;
+    collector.await.unwrap()
+}
+
+fn checked(events: &[AnswerEvent]) -> Vec<crate::model::Alignment> {
+    events
+        .iter()
+        .find_map(|event| match event {
+            AnswerEvent::Aligned { alignments } => Some(alignments.clone()),
+            _ => None,
+        })
+        .expect("the citations are checked after Done")
+}
+
+#[tokio::test]
+async fn the_cited_page_is_read_once_per_conversation_and_its_passage_found() {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let addr = page_server(Arc::clone(&hits)).await;
+    let state = state(format!("http://{addr}/tokio"), addr, "20");
+    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+
+    let events = ask(&state, &session, "What is Tokio?").await;
+    let done = events
+        .iter()
+        .position(|e| matches!(e, AnswerEvent::Done { .. }))
+        .expect("the answer is done");
+    let aligned = events
+        .iter()
+        .position(|e| matches!(e, AnswerEvent::Aligned { .. }))
+        .expect("then checked");
+    assert!(
+        done < aligned,
+        "Done comes first: the answer never waits for the check"
+    );
+    let check = checked(&events);
+    assert_eq!(check.len(), 1, "{check:?}");
+    let check = &check[0];
+    assert_eq!(check.support, Support::Supported, "{check:?}");
+    assert!(
+        check
+            .passage
+            .starts_with("Tokio is an asynchronous runtime"),
+        "{check:?}"
+    );
+    assert!(
+        check.offset.is_some(),
+        "from the page, not the snippet: {check:?}"
+    );
+    let marked: Vec<&str> = check
+        .matched
+        .iter()
+        .map(|&(a, b)| &check.passage[a as usize..b as usize])
+        .collect();
+    assert!(marked.contains(&"2016"), "{marked:?}");
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+
+    // The same conversation cites the same page again: it is not read again.
+    let again = ask(&state, &session, "When was Tokio released?").await;
+    assert_eq!(checked(&again)[0].support, Support::Supported);
+    assert_eq!(hits.load(Ordering::SeqCst), 1, "read once per conversation");
+
+    // The saved exchange keeps the check.
+    let saved = session.conversation();
+    assert_eq!(saved.len(), 2);
+    assert_eq!(saved[1].alignments.len(), 1);
+}
+
+#[tokio::test]
+async fn a_page_slower_than_the_deadline_gives_way_to_the_snippet() {
+    let addr = page_server(Arc::new(AtomicUsize::new(0))).await;
+    let state = state(format!("http://{addr}/slow"), addr, "2");
+    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    let events = ask(&state, &session, "What is Tokio?").await;
+    let check = checked(&events);
+    assert_eq!(check.len(), 1, "{check:?}");
+    // Had the reader waited the page's 5 s, the passage would come from the page.
+    assert_eq!(check[0].offset, None, "from the snippet: {check:?}");
+    assert!(check[0].passage.contains("runtime"), "{check:?}");
+}
+
+#[tokio::test]
+async fn the_check_can_be_turned_off() {
+    let addr = page_server(Arc::new(AtomicUsize::new(0))).await;
+    let state = state(format!("http://{addr}/tokio"), addr, "0");
+    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    let events = ask(&state, &session, "What is Tokio?").await;
+    assert!(events
+        .iter()
+        .all(|e| !matches!(e, AnswerEvent::Aligned { .. })));
+    assert!(
+        matches!(super::done_event(&events), Some(AnswerEvent::Done { cited, .. }) if cited == &vec![1])
+    );
+}
