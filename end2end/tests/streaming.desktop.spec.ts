@@ -3,7 +3,8 @@ import { askQuestion, openHydrated } from './helpers';
 
 /**
  * The last answer's rendered Markdown as a canonical string: elements with their attributes
- * sorted (the server writes `class` first, the browser in the order it sets them) and text;
+ * sorted (the server writes `class` first, the browser in the order it sets them), class
+ * names sorted, and text;
  * the comment nodes hydration uses are dropped and the text around them joined.
  */
 async function answerDom(page: Page): Promise<string> {
@@ -18,7 +19,9 @@ async function answerDom(page: Page): Promise<string> {
       if (node.nodeType === Node.TEXT_NODE) return JSON.stringify(node.textContent);
       const element = node as Element;
       const tag = element.tagName.toLowerCase();
-      const attributes = [...element.attributes].map((a) => `${a.name}=${JSON.stringify(a.value)}`).sort().join(' ');
+      // Class lists compare as sets of names (the server may leave an empty slot's space).
+      const value = (a: Attr) => (a.name === 'class' ? a.value.split(/\s+/).filter(Boolean).sort().join(' ') : a.value);
+      const attributes = [...element.attributes].map((a) => `${a.name}=${JSON.stringify(value(a))}`).sort().join(' ');
       return `<${tag} ${attributes}>${[...element.childNodes].map(canonical).join('')}</${tag}>`;
     };
     return canonical(copy);

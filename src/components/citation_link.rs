@@ -68,6 +68,34 @@ fn marked_passage(passage: &str, matched: &[(u32, u32)]) -> impl IntoView {
     parts.collect_view()
 }
 
+/// A citation checked against its source: the level, the passage quoted with the shared
+/// words marked, and a link that opens the page at the passage. In a citation's card and
+/// under a source in the reference list.
+#[component]
+pub fn Evidence(check: Alignment, url: String) -> impl IntoView {
+    let t = use_texts();
+    let level = format!("support-level support-{:?}", check.support).to_lowercase();
+    let quoted = (!check.passage.is_empty()).then(|| {
+        let fragment = urls::text_fragment(&url, &check.passage);
+        view! {
+            <span class="cite-passage-label">
+                {t.supporting_passage}
+                {check.offset.is_none().then_some(t.from_snippet)}
+            </span>
+            <q class="cite-passage">{marked_passage(&check.passage, &check.matched)}</q>
+            {fragment.map(|href| view! {
+                <a class="cite-at-passage" href=href target="_blank" rel="noopener noreferrer nofollow">
+                    {t.open_at_passage}" ↗"
+                </a>
+            })}
+        }
+    });
+    view! {
+        <span class=level>{t.support(check.support)}</span>
+        {quoted}
+    }
+}
+
 #[component]
 pub fn CitationLink(
     number: u32,
@@ -125,30 +153,10 @@ pub fn CitationLink(
     let card_href = href.clone();
     let page_url = entry.url.clone();
     let evidence = move || {
-        check.get().map(|check| {
-            let level = format!("support-level support-{:?}", check.support).to_lowercase();
-            let quoted = (!check.passage.is_empty()).then(|| {
-                let fragment = urls::text_fragment(&page_url, &check.passage);
-                view! {
-                    <span class="cite-passage-label">
-                        {t.supporting_passage}
-                        {check.offset.is_none().then_some(t.from_snippet)}
-                    </span>
-                    <q class="cite-passage">{marked_passage(&check.passage, &check.matched)}</q>
-                    {fragment.map(|href| view! {
-                        <a class="cite-at-passage" href=href target="_blank" rel="noopener noreferrer nofollow">
-                            {t.open_at_passage}" ↗"
-                        </a>
-                    })}
-                }
-            });
-            view! {
-                <span class=level>{t.support(check.support)}</span>
-                {quoted}
-            }
-        })
+        check
+            .get()
+            .map(|check| view! { <Evidence check url=page_url.clone()/> })
     };
-
     view! {
         <span
             class="cite"

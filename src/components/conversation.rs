@@ -8,9 +8,12 @@ use leptos::prelude::*;
 
 use crate::citation::{lists, CitationEntry, SourceMap};
 use crate::components::answer::AnswerBody;
+use crate::components::citation_link::Evidence;
 use crate::components::research::ResearchView;
 use crate::components::use_texts;
-use crate::model::{Exchange, ExchangeState, Level, Notice, ResearchPlan, Step};
+use crate::model::{
+    Alignment, Exchange, ExchangeState, Level, Notice, ResearchPlan, Step, Support,
+};
 
 /// One exchange on the page, a signal per part: a streamed token touches only the answer's
 /// text, a search round only the sources, a branch only the plan.
@@ -242,6 +245,7 @@ fn ExchangeView(key: u64, exchange: LiveExchange, chat: Chat) -> impl IntoView {
                         entries=Signal::derive(cited)
                         agent=live.head.with_untracked(|e| !e.mode.has_search_switch())
                         plan=live.plan
+                        checks=Signal::derive(move || live.with(|e| e.alignments.clone()))
                     />
                 </Show>
                 <Show when=move || done.get() && has_sources.get()>
@@ -298,7 +302,23 @@ fn References(
     /// Research groups are labelled with their sub-question.
     #[prop(into)]
     plan: Signal<Option<ResearchPlan>>,
+    /// The answer's citations checked against their sources: each source shows its best.
+    #[prop(into)]
+    checks: Signal<Vec<Alignment>>,
 ) -> impl IntoView {
+    let best = move |number: u32| {
+        checks.with(|checks| {
+            checks
+                .iter()
+                .filter(|check| check.number == number)
+                .max_by_key(|check| match check.support {
+                    Support::Supported => 2,
+                    Support::Partial => 1,
+                    Support::NotFound => 0,
+                })
+                .cloned()
+        })
+    };
     let t = use_texts();
     let heading = if agent {
         t.references_agent
@@ -309,7 +329,15 @@ fn References(
         let entries = entries.get();
         if !agent {
             return view! {
-                <ol>{entries.into_iter().map(|entry| view! { <SourceItem entry/> }).collect_view()}</ol>
+                <ol>
+                    {entries
+                        .into_iter()
+                        .map(|entry| {
+                            let check = best(entry.number);
+                            view! { <SourceItem entry check/> }
+                        })
+                        .collect_view()}
+                </ol>
             }
             .into_any();
         }
@@ -330,7 +358,16 @@ fn References(
                 };
                 view! {
                     <p class="round-heading">{title}</p>
-                    <ol>{group.entries.into_iter().map(|entry| view! { <SourceItem entry/> }).collect_view()}</ol>
+                    <ol>
+                        {group
+                            .entries
+                            .into_iter()
+                            .map(|entry| {
+                                let check = best(entry.number);
+                                view! { <SourceItem entry check/> }
+                            })
+                            .collect_view()}
+                    </ol>
                 }
             })
             .collect_view()
@@ -358,14 +395,18 @@ fn AllResults(
         <details class="all-results" open=open>
             <summary>{t.all_results}" ("{move || entries.with(Vec::len)}")"</summary>
             <ol>
-                {move || entries.get().into_iter().map(|entry| view! { <SourceItem entry/> }).collect_view()}
+                {move || entries.get().into_iter().map(|entry| view! { <SourceItem entry check=None/> }).collect_view()}
             </ol>
         </details>
     }
 }
 
 #[component]
-fn SourceItem(entry: Arc<CitationEntry>) -> impl IntoView {
+fn SourceItem(
+    entry: Arc<CitationEntry>,
+    /// In the reference list: the best check of the answer's citations of this source.
+    check: Option<Alignment>,
+) -> impl IntoView {
     let t = use_texts();
     let knowledge = entry.kind == crate::model::SourceKind::Knowledge;
     let href = crate::citation::urls::is_safe_link(&entry.url).then(|| entry.url.clone());
@@ -380,6 +421,9 @@ fn SourceItem(entry: Arc<CitationEntry>) -> impl IntoView {
             " "
             <span class="source-domain">{entry.domain.clone()}</span>
             {knowledge.then(|| view! { " " <span class="cite-kind">{t.knowledge_label}</span> })}
+            {check.map(|check| view! {
+                <span class="source-check"><Evidence check url=entry.url.clone()/></span>
+            })}
         </li>
     }
 }

@@ -641,6 +641,7 @@ pub fn result_json(exchange: &Exchange) -> serde_json::Value {
             })
         })
         .collect();
+    let share = crate::model::SupportShare::of(&exchange.alignments);
     serde_json::json!({
         "question": exchange.question,
         "mode": exchange.mode,
@@ -671,6 +672,13 @@ pub fn result_json(exchange: &Exchange) -> serde_json::Value {
         })),
         "reasoning": exchange.reasoning,
         "unsearched": exchange.unsearched,
+        "support": serde_json::json!({
+            "checked": share.checked,
+            "supported": share.supported,
+            "partial": share.partial,
+            "percent": share.percent(),
+        }),
+        "alignments": exchange.alignments,
     })
 }
 

@@ -307,6 +307,11 @@ async fn two_loops_with_a_pruned_direction_number_deterministically() {
     );
     assert_eq!(result["evidence"][0]["sources"], json!([1, 6]));
     assert_eq!(result["evidence"][0]["reliability"], "high");
+    // Each citation was checked against its source; the JSON carries the checks and share.
+    let checked = exchange.alignments.len();
+    assert!(checked >= 2, "{:?}", exchange.alignments);
+    assert_eq!(result["support"]["checked"], checked);
+    assert_eq!(result["alignments"].as_array().map(Vec::len), Some(checked));
     let sources = result["sources"].as_array().unwrap();
     assert_eq!(sources.len(), 12);
     assert!(sources
