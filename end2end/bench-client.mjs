@@ -165,6 +165,9 @@ try {
     CITED_LLM_MODEL: 'fake-model',
     CITED_DATABASE_URL: database,
     CITED_TITLES: 'question',
+    // The figures are the answer's stream: the citation check that follows it (more events
+    // after Done) is left out, so "the last byte" is the answer's last.
+    CITED_ALIGN_DEADLINE_SECS: '0',
     CITED_LOG: 'cited=warn',
   });
   await waitFor(`http://127.0.0.1:${ports.fake}/health`);

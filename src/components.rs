@@ -11,7 +11,7 @@ pub mod service_status;
 pub mod settings;
 pub mod workspace;
 
-use leptos::prelude::use_context;
+use leptos::prelude::*;
 
 use crate::i18n::Texts;
 use crate::model::Lang;
@@ -24,4 +24,19 @@ pub fn use_lang() -> Lang {
 /// The strings of the current UI language.
 pub fn use_texts() -> &'static Texts {
     use_lang().texts()
+}
+
+/// The head of a panel that is a sheet or a drawer on phones: its title and the button
+/// that closes it (only when the page gave one).
+#[component]
+pub fn PanelHead(title: &'static str, close: Option<Callback<()>>) -> impl IntoView {
+    let t = use_texts();
+    close.map(|close| {
+        view! {
+            <div class="panel-head">
+                <h2 class="panel-title">{title}</h2>
+                <button type="button" class="panel-close" on:click=move |_| close.run(())>{t.close}</button>
+            </div>
+        }
+    })
 }

@@ -65,6 +65,15 @@ pub async fn answer_collecting(
 ) -> (crate::model::Exchange, Vec<crate::model::AnswerEvent>) {
     let session = crate::ssr::session::SessionStore::new(std::time::Duration::from_secs(600))
         .create(std::time::Instant::now());
+    answer_in(state, session, input).await
+}
+
+/// Runs one answer in `session` (continuing its conversation), collecting every event.
+pub async fn answer_in(
+    state: &AppState,
+    session: std::sync::Arc<crate::ssr::session::Session>,
+    input: crate::ssr::pipeline::TurnInput,
+) -> (crate::model::Exchange, Vec<crate::model::AnswerEvent>) {
     let (sender, mut receiver) = tokio::sync::mpsc::channel(4096);
     let collector = tokio::spawn(async move {
         let mut events = Vec::new();

@@ -325,21 +325,21 @@ fn References(
     } else {
         t.references
     };
+    // A numbered list of sources, each with its best check.
+    let list = move |entries: Vec<Arc<CitationEntry>>| {
+        let items = entries
+            .into_iter()
+            .map(|entry| {
+                let check = best(entry.number);
+                view! { <SourceItem entry check/> }
+            })
+            .collect_view();
+        view! { <ol>{items}</ol> }
+    };
     let body = move || {
         let entries = entries.get();
         if !agent {
-            return view! {
-                <ol>
-                    {entries
-                        .into_iter()
-                        .map(|entry| {
-                            let check = best(entry.number);
-                            view! { <SourceItem entry check/> }
-                        })
-                        .collect_view()}
-                </ol>
-            }
-            .into_any();
+            return list(entries).into_any();
         }
         let map = SourceMap::new(entries.iter().cloned());
         let numbers: Vec<u32> = entries.iter().map(|e| e.number).collect();
@@ -358,16 +358,7 @@ fn References(
                 };
                 view! {
                     <p class="round-heading">{title}</p>
-                    <ol>
-                        {group
-                            .entries
-                            .into_iter()
-                            .map(|entry| {
-                                let check = best(entry.number);
-                                view! { <SourceItem entry check/> }
-                            })
-                            .collect_view()}
-                    </ol>
+                    {list(group.entries)}
                 }
             })
             .collect_view()

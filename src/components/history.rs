@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::components::use_texts;
+use crate::components::{use_texts, PanelHead};
 use crate::model::{ConversationSummary, Day, History};
 use crate::server_fns::{delete_conversation, rename_conversation, share_conversation};
 
@@ -79,12 +79,7 @@ pub fn HistoryPanel(
     };
     view! {
         <nav class="history" id="history-panel" aria-label=t.history>
-            {close.map(|close| view! {
-                <div class="panel-head">
-                    <h2 class="panel-title">{t.history}</h2>
-                    <button type="button" class="panel-close" on:click=move |_| close.run(())>{t.close}</button>
-                </div>
-            })}
+            <PanelHead title=t.history close/>
             <form class="new-chat-form" method="post" action="/new">
                 <button class="new-chat" type="submit">{t.new_chat}</button>
             </form>

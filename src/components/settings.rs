@@ -8,7 +8,7 @@ use std::time::Duration;
 use leptos::prelude::*;
 
 use crate::components::service_status::SearchStatus;
-use crate::components::{use_lang, use_texts};
+use crate::components::{use_lang, use_texts, PanelHead};
 use crate::model::Lang;
 use crate::model::{Mode, Settings, Sources};
 use crate::server_fns::UpdateSettings;
@@ -173,12 +173,7 @@ pub fn SettingsPanel(
 
     view! {
         <aside class="settings" id="settings-panel" aria-label=t.settings>
-            {close.map(|close| view! {
-                <div class="panel-head">
-                    <h2 class="panel-title">{t.settings}</h2>
-                    <button type="button" class="panel-close" on:click=move |_| close.run(())>{t.close}</button>
-                </div>
-            })}
+            <PanelHead title=t.settings close/>
             <div class="field mode-field">
                 <span class="field-label" id="mode-label">{t.mode}</span>
                 <div class="modes" role="radiogroup" aria-labelledby="mode-label">

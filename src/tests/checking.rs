@@ -111,24 +111,9 @@ async fn ask(
     session: &Arc<crate::ssr::session::Session>,
     question: &str,
 ) -> Vec<AnswerEvent> {
-    let (sender, mut receiver) = tokio::sync::mpsc::channel(1024);
-    let collector = tokio::spawn(async move {
-        let mut events = Vec::new();
-        while let Some(event) = receiver.recv().await {
-            events.push(event);
-        }
-        events
-    });
-    let cancel = tokio_util::sync::CancellationToken::new();
-    crate::ssr::answer::run(
-        state.clone(),
-        Arc::clone(session),
-        input(question),
-        cancel,
-        sender,
-    )
-    .await;
-    collector.await.unwrap()
+    super::answer_in(state, Arc::clone(session), input(question))
+        .await
+        .1
 }
 
 fn checked(events: &[AnswerEvent]) -> Vec<crate::model::Alignment> {
