@@ -105,9 +105,9 @@ fn assert_finished(exchange: &Exchange, events: &[AnswerEvent]) {
     assert!(exchange.done, "{exchange:#?}");
     assert!(!exchange.stopped);
     assert!(
-        matches!(super::done_event(&events), Some(AnswerEvent::Done { .. })),
+        matches!(super::done_event(events), Some(AnswerEvent::Done { .. })),
         "the stream ends with Done: {:?}",
-        super::done_event(&events)
+        super::done_event(events)
     );
     let usage = exchange.usage.as_ref().expect("token usage is recorded");
     assert!(usage.calls >= 1 && usage.completion_tokens > 0, "{usage:?}");
