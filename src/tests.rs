@@ -11,6 +11,7 @@ mod knowledge;
 mod layers;
 mod llama;
 mod llm;
+mod openai_api;
 mod real_model;
 mod research;
 mod search;

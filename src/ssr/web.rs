@@ -25,6 +25,7 @@ use crate::ssr::state::AppState;
 
 pub mod history_routes;
 pub mod knowledge_page;
+pub mod openai_api;
 
 /// How long a handler may take to produce response headers. Streamed bodies (answers) are
 /// not cut by it: they end on their own deadlines.
@@ -57,6 +58,12 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(healthz))
         .nest_service("/pkg", pkg)
         .route("/new", axum::routing::post(history_routes::new_chat))
+        .route("/v1/models", get(openai_api::models))
+        .route("/openapi.json", get(openai_api::openapi))
+        .route(
+            "/v1/chat/completions",
+            axum::routing::post(openai_api::completions),
+        )
         .route("/c/{id}/export.md", get(history_routes::export))
         .route(
             "/knowledge/{*path}",

@@ -1,0 +1,361 @@
+//! cited as an OpenAI-compatible model: `GET /v1/models` lists `cited-chat`, `cited-agent`
+//! and `cited-research`; `POST /v1/chat/completions` answers the last user message in that
+//! mode, whole or streamed as server-sent events framed as OpenAI frames them. The answer
+//! text carries `[n]` markers; `citations` lists the cited URLs in number order (as
+//! Perplexity's API does) and `cited_sources` each cited source with its title, snippet,
+//! search round and how well it supports the sentences citing it. Errors come in OpenAI's
+//! `{"error": {...}}` shape.
+//!
+//! Each request is answered in a session of its own, so requests never see each other.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use futures_util::StreamExt;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::model::{AnswerEvent, Exchange, Lang, Mode, Support};
+use crate::ssr::pipeline::TurnInput;
+use crate::ssr::session::SessionStore;
+use crate::ssr::state::AppState;
+
+/// The models cited offers, one per mode.
+const MODELS: [(&str, Mode); 3] = [
+    ("cited-chat", Mode::Chat),
+    ("cited-agent", Mode::Agent),
+    ("cited-research", Mode::Research),
+];
+
+#[derive(Deserialize)]
+pub struct CompletionRequest {
+    model: String,
+    messages: Vec<Message>,
+    #[serde(default)]
+    stream: bool,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    role: String,
+    #[serde(default)]
+    content: Option<Content>,
+}
+
+/// A message's content: a string, or parts of which the text ones count.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Content {
+    Text(String),
+    Parts(Vec<Part>),
+}
+
+#[derive(Deserialize)]
+struct Part {
+    #[serde(default)]
+    text: Option<String>,
+}
+
+impl Content {
+    fn text(&self) -> String {
+        match self {
+            Content::Text(text) => text.clone(),
+            Content::Parts(parts) => parts
+                .iter()
+                .filter_map(|part| part.text.as_deref())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+}
+
+/// An error in OpenAI's shape.
+fn error(status: StatusCode, message: &str, param: Option<&str>, code: &str) -> Response {
+    let body = json!({
+        "error": {
+            "message": message,
+            "type": "invalid_request_error",
+            "param": param,
+            "code": code,
+        }
+    });
+    (status, Json(body)).into_response()
+}
+
+/// `GET /openapi.json`: the API described for generators and tools.
+pub async fn openapi() -> Json<Value> {
+    let error = json!({ "$ref": "#/components/schemas/Error" });
+    Json(json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "cited",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "An OpenAI-compatible chat completions API whose answers cite their sources: `[n]` markers in the text, `citations` (URLs) and `cited_sources`.",
+        },
+        "paths": {
+            "/v1/models": { "get": {
+                "summary": "The models: cited-chat, cited-agent, cited-research (one per mode)",
+                "responses": { "200": { "description": "A list of models" } },
+            }},
+            "/v1/chat/completions": { "post": {
+                "summary": "Answer the last user message with citations; `stream: true` for server-sent events",
+                "requestBody": { "required": true, "content": { "application/json": { "schema": {
+                    "type": "object",
+                    "required": ["model", "messages"],
+                    "properties": {
+                        "model": { "enum": ["cited-chat", "cited-agent", "cited-research"] },
+                        "messages": { "type": "array", "items": { "type": "object", "properties": {
+                            "role": { "type": "string" },
+                            "content": { "oneOf": [{ "type": "string" }, { "type": "array" }] },
+                        }}},
+                        "stream": { "type": "boolean", "default": false },
+                    },
+                }}}},
+                "responses": {
+                    "200": { "description": "A chat.completion (or chat.completion.chunk events) with `citations` and `cited_sources`: number, title, url, snippet, round, support (supported, partial, not_found), passage" },
+                    "400": { "description": "Not a chat completion request, or no question", "content": { "application/json": { "schema": error } } },
+                    "404": { "description": "Unknown model", "content": { "application/json": { "schema": error } } },
+                },
+            }},
+        },
+        "components": { "schemas": { "Error": { "type": "object", "properties": { "error": {
+            "type": "object",
+            "properties": {
+                "message": { "type": "string" },
+                "type": { "type": "string" },
+                "param": { "type": ["string", "null"] },
+                "code": { "type": "string" },
+            },
+        }}}}},
+    }))
+}
+
+pub async fn models() -> Json<Value> {
+    let data: Vec<Value> = MODELS
+        .iter()
+        .map(|(id, _)| json!({ "id": id, "object": "model", "created": 0, "owned_by": "cited" }))
+        .collect();
+    Json(json!({ "object": "list", "data": data }))
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// `citations` and `cited_sources` of a finished answer.
+fn sources_of(exchange: &Exchange) -> (Vec<String>, Vec<Value>) {
+    let mut citations = Vec::new();
+    let mut cited = Vec::new();
+    for number in &exchange.cited {
+        let Some(entry) = exchange.sources.iter().find(|e| e.number == *number) else {
+            continue;
+        };
+        let best = exchange
+            .alignments
+            .iter()
+            .filter(|a| a.number == *number)
+            .max_by_key(|a| match a.support {
+                Support::Supported => 2,
+                Support::Partial => 1,
+                Support::NotFound => 0,
+            });
+        citations.push(entry.url.clone());
+        cited.push(json!({
+            "number": entry.number,
+            "title": entry.title,
+            "url": entry.url,
+            "snippet": entry.snippet,
+            "round": entry.round,
+            "support": best.map(|a| a.support),
+            "passage": best.map(|a| a.passage.clone()),
+        }));
+    }
+    (citations, cited)
+}
+
+pub async fn completions(State(state): State<AppState>, body: axum::body::Bytes) -> Response {
+    let request: CompletionRequest = match serde_json::from_slice(&body) {
+        Ok(request) => request,
+        Err(problem) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                &format!("the request is not a chat completion request: {problem}"),
+                None,
+                "invalid_request",
+            )
+        }
+    };
+    let Some(mode) = MODELS
+        .iter()
+        .find(|(id, _)| *id == request.model)
+        .map(|(_, mode)| *mode)
+    else {
+        return error(
+            StatusCode::NOT_FOUND,
+            &format!(
+                "The model `{}` does not exist: use cited-chat, cited-agent or cited-research",
+                request.model
+            ),
+            Some("model"),
+            "model_not_found",
+        );
+    };
+    let question = request
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == "user")
+        .and_then(|m| m.content.as_ref())
+        .map(Content::text)
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    if question.is_empty() {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "messages needs a user message with text: the question",
+            Some("messages"),
+            "invalid_request",
+        );
+    }
+    let length = question.chars().count();
+    if length > state.config.max_question_chars {
+        return error(
+            StatusCode::BAD_REQUEST,
+            &format!(
+                "the question has {length} characters; at most {} are accepted",
+                state.config.max_question_chars
+            ),
+            Some("messages"),
+            "question_too_long",
+        );
+    }
+    let lang = if crate::text::has_han(&question) {
+        Lang::ZhCn
+    } else {
+        Lang::En
+    };
+    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    let input = TurnInput {
+        id: 1,
+        question,
+        search_enabled: true,
+        lang,
+        mode,
+        force_search: false,
+    };
+    let cancel = CancellationToken::new();
+    let (sender, mut receiver) = tokio::sync::mpsc::channel::<AnswerEvent>(256);
+    let run = tokio::spawn(crate::ssr::answer::run(
+        state.clone(),
+        Arc::clone(&session),
+        input,
+        cancel.clone(),
+        sender,
+    ));
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let id = format!(
+        "chatcmpl-cited-{}",
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let created = now_secs();
+    let model = request.model.clone();
+    // The answer is stopped when the client goes away (the body is dropped).
+    let guard = cancel.drop_guard();
+    if !request.stream {
+        // Headers go out at once; the body follows when the answer is done, so a long
+        // Research answer is not cut by the server's header timeout.
+        let body = futures_util::stream::once(async move {
+            let _guard = guard;
+            while receiver.recv().await.is_some() {}
+            let exchange = run.await.unwrap_or_default();
+            let (citations, cited_sources) = sources_of(&exchange);
+            let value = json!({
+                "id": id,
+                "object": "chat.completion",
+                "created": created,
+                "model": model,
+                "choices": [{
+                    "index": 0,
+                    "message": { "role": "assistant", "content": exchange.answer },
+                    "finish_reason": "stop",
+                }],
+                "usage": usage_json(&exchange),
+                "citations": citations,
+                "cited_sources": cited_sources,
+            });
+            Ok::<_, std::convert::Infallible>(value.to_string())
+        });
+        return Response::builder()
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from_stream(body))
+            .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response());
+    }
+    let chunk = move |delta: Value, finish: Option<&str>| {
+        json!({
+            "id": id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }],
+        })
+    };
+    let first = chunk(json!({ "role": "assistant", "content": "" }), None);
+    let frames = futures_util::stream::unfold(
+        (receiver, Some(run), Some(guard), chunk),
+        |(mut receiver, mut run, guard, chunk)| async move {
+            loop {
+                match receiver.recv().await {
+                    Some(AnswerEvent::Token { text }) => {
+                        let frame = chunk(json!({ "content": text }), None);
+                        return Some((vec![frame], (receiver, run, guard, chunk)));
+                    }
+                    Some(_) => continue,
+                    None => {
+                        let handle = run.take()?;
+                        let exchange = handle.await.unwrap_or_default();
+                        let (citations, cited_sources) = sources_of(&exchange);
+                        let mut last = chunk(json!({}), Some("stop"));
+                        last["citations"] = json!(citations);
+                        last["cited_sources"] = json!(cited_sources);
+                        last["usage"] = usage_json(&exchange);
+                        return Some((vec![last], (receiver, run, guard, chunk)));
+                    }
+                }
+            }
+        },
+    )
+    .flat_map(futures_util::stream::iter);
+    let body = futures_util::stream::once(async move { first })
+        .chain(frames)
+        .map(|frame| format!("data: {frame}\n\n"))
+        .chain(futures_util::stream::once(async {
+            "data: [DONE]\n\n".to_string()
+        }))
+        .map(Ok::<_, std::convert::Infallible>);
+    Response::builder()
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(Body::from_stream(body))
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+fn usage_json(exchange: &Exchange) -> Value {
+    match &exchange.usage {
+        Some(usage) => json!({
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.total(),
+        }),
+        None => json!({ "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0 }),
+    }
+}
