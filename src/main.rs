@@ -43,6 +43,24 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run a question set (JSON Lines: question and answer) through a mode and report
+    /// accuracy, citation validity and precision, coverage, latency, tokens and cost.
+    /// Results go to --out as they come; run it again with the same --out to resume.
+    Eval {
+        /// The question set, e.g. eval/cited-30.jsonl.
+        set: std::path::PathBuf,
+        #[arg(long, value_enum, default_value_t = AskMode::Chat)]
+        mode: AskMode,
+        /// Questions answered at once.
+        #[arg(long, default_value_t = 2)]
+        concurrency: usize,
+        /// Seconds one question may take; past them it is stopped and scored as it stands.
+        #[arg(long, default_value_t = 300)]
+        deadline: u64,
+        /// Where results.jsonl, report.md and report.json go.
+        #[arg(long, default_value = "eval-out")]
+        out: std::path::PathBuf,
+    },
     /// The conversations kept in the database (CITED_DATABASE_URL).
     History {
         #[command(subcommand)]
@@ -109,6 +127,21 @@ fn main() -> ExitCode {
                 AskMode::Research => Mode::Research,
             };
             runtime.block_on(cli::ask(config, question, mode, search == Switch::On, json))
+        }
+        Command::Eval {
+            set,
+            mode,
+            concurrency,
+            deadline,
+            out,
+        } => {
+            let mode = match mode {
+                AskMode::Chat => Mode::Chat,
+                AskMode::Agent => Mode::Agent,
+                AskMode::Research => Mode::Research,
+            };
+            let deadline = std::time::Duration::from_secs(deadline);
+            runtime.block_on(cli::eval(config, set, mode, concurrency, deadline, out))
         }
         Command::History { command } => runtime.block_on(match command {
             HistoryCommand::List { limit } => cli::history(config, cli::History::List { limit }),

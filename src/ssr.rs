@@ -8,6 +8,7 @@ pub mod chat;
 pub mod cli;
 pub mod config;
 pub mod doctor;
+pub mod eval;
 pub mod fetch;
 pub mod knowledge;
 pub mod llm;

@@ -6,6 +6,7 @@ mod bounds;
 mod chat;
 mod checking;
 mod doctor;
+mod eval;
 mod fetch;
 mod knowledge;
 mod layers;

@@ -320,6 +320,52 @@ pub async fn history(config: Config, command: History) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// `cited eval`: runs a question set and prints the report (also written to `out`).
+#[allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "the report is the command's output"
+)]
+pub async fn eval(
+    config: Config,
+    set: std::path::PathBuf,
+    mode: Mode,
+    concurrency: usize,
+    deadline: std::time::Duration,
+    out: std::path::PathBuf,
+) -> ExitCode {
+    let text = match std::fs::read_to_string(&set) {
+        Ok(text) => text,
+        Err(error) => {
+            eprintln!("cannot read {}: {error}", set.display());
+            return ExitCode::from(2);
+        }
+    };
+    let questions = match crate::ssr::eval::parse_set(&text) {
+        Ok(questions) => questions,
+        Err(message) => {
+            eprintln!("{}: {message}", set.display());
+            return ExitCode::from(2);
+        }
+    };
+    let state = AppState::new(config);
+    if let Err(error) = state.store.ready().await {
+        eprintln!("cannot open the database: {error}");
+        return ExitCode::FAILURE;
+    }
+    match crate::ssr::eval::run(state, questions, mode, concurrency, deadline, &out).await {
+        Ok(report) => {
+            println!("{}", crate::ssr::eval::markdown(&report));
+            eprintln!("results: {}", out.display());
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("{message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,7 +30,7 @@ const LAYERS: &[&[&str]] = &[
     &["server_fns"],
     &["components"],
     &["app"],
-    &["ssr::web"],
+    &["ssr::web", "ssr::eval"],
     &["ssr::cli"],
     &["main"],
 ];

@@ -1,0 +1,395 @@
+//! `cited eval`: a question set through one mode, scored.
+//!
+//! The set is JSON Lines. Each line has a question (`question`, or SimpleQA's `problem`, or
+//! BrowseComp-ZH's `Question`/`query`), the expected answer (`answer` or `Answer`) and
+//! optionally an `id` (else its line number).
+//!
+//! For each question, answered in a session of its own under a per-question deadline:
+//! - **correct**: the normalised expected answer is contained in the normalised answer
+//!   (lowercase, full-width forms folded, punctuation and spaces dropped), so "巴黎" matches
+//!   "答案是巴黎。" and "CITED_SEARXNG_URL" matches "`CITED_SEARXNG_URL`";
+//! - **citation validity**: markers whose number has no source, over all markers;
+//! - **citation precision**: the citations their source supports, by `ssr::align` (the
+//!   same check the answer's cards show), over the citations checked;
+//! - **coverage**, **latency**, **tokens** and **cost**.
+//!
+//! Each result is appended to `results.jsonl` in the output folder as it comes; a run
+//! started again with the same folder skips the questions already there (resumption).
+//! `report.md` and `report.json` hold the totals.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::citation::{render, SourceMap};
+use crate::model::{Lang, Mode, Support};
+use crate::ssr::pipeline::TurnInput;
+use crate::ssr::session::SessionStore;
+use crate::ssr::state::AppState;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Question {
+    pub id: String,
+    pub question: String,
+    pub answer: String,
+}
+
+/// Reads a question set; a line that is not one is an error naming the line.
+pub fn parse_set(text: &str) -> Result<Vec<Question>, String> {
+    let field = |value: &serde_json::Value, names: &[&str]| {
+        names.iter().find_map(|name| match &value[*name] {
+            serde_json::Value::String(text) => Some(text.clone()),
+            serde_json::Value::Number(number) => Some(number.to_string()),
+            _ => None,
+        })
+    };
+    let mut set = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value: serde_json::Value = serde_json::from_str(line)
+            .map_err(|error| format!("line {}: not JSON: {error}", index + 1))?;
+        let question =
+            field(&value, &["question", "problem", "Question", "query"]).ok_or_else(|| {
+                format!(
+                    "line {}: no question (question, problem, Question or query)",
+                    index + 1
+                )
+            })?;
+        let answer = field(&value, &["answer", "Answer"])
+            .ok_or_else(|| format!("line {}: no answer (answer or Answer)", index + 1))?;
+        let id = field(&value, &["id", "ID"]).unwrap_or_else(|| (index + 1).to_string());
+        set.push(Question {
+            id,
+            question,
+            answer,
+        });
+    }
+    Ok(set)
+}
+
+/// Lowercase, full-width ASCII folded to half-width, only letters and digits kept.
+pub fn normalise(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+            c => c,
+        })
+        .flat_map(char::to_lowercase)
+        .filter(|c| c.is_alphanumeric())
+        .collect()
+}
+
+/// Whether `answer` states `expected` (see the module's documentation).
+pub fn is_correct(expected: &str, answer: &str) -> bool {
+    let expected = normalise(expected);
+    !expected.is_empty() && normalise(answer).contains(&expected)
+}
+
+/// One question's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub id: String,
+    pub question: String,
+    pub expected: String,
+    pub answer: String,
+    pub correct: bool,
+    /// The answer did not finish before the deadline.
+    pub timed_out: bool,
+    pub millis: u64,
+    /// Citation markers in the answer, and those whose number has no source.
+    pub markers: u32,
+    pub invalid_markers: u32,
+    /// Citations checked against their source, and those it supports.
+    pub checked: u32,
+    pub supported: u32,
+    pub coverage_percent: Option<u32>,
+    pub tokens: u64,
+    pub cost_micros: Option<u64>,
+}
+
+/// Answers one question in a session of its own.
+pub async fn answer_one(
+    state: &AppState,
+    question: &Question,
+    mode: Mode,
+    deadline: Duration,
+) -> Outcome {
+    let lang = if crate::text::has_han(&question.question) {
+        Lang::ZhCn
+    } else {
+        Lang::En
+    };
+    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    let input = TurnInput {
+        id: 1,
+        question: question.question.clone(),
+        search_enabled: true,
+        lang,
+        mode,
+        force_search: false,
+    };
+    let cancel = CancellationToken::new();
+    let (sender, mut receiver) = tokio::sync::mpsc::channel(1024);
+    let drain = tokio::spawn(async move { while receiver.recv().await.is_some() {} });
+    let started = Instant::now();
+    let run = crate::ssr::answer::run(
+        state.clone(),
+        Arc::clone(&session),
+        input,
+        cancel.clone(),
+        sender,
+    );
+    let stopper = async {
+        tokio::time::sleep(deadline).await;
+        cancel.cancel();
+        std::future::pending::<()>().await;
+    };
+    let (exchange, timed_out) = tokio::select! {
+        exchange = run => (exchange, cancel.is_cancelled()),
+        () = stopper => unreachable!("the stopper never ends"),
+    };
+    let _ = drain.await;
+    let millis = started.elapsed().as_millis() as u64;
+    let sources = SourceMap::new(exchange.sources.iter().cloned());
+    let rendered = render(&exchange.answer, &sources);
+    let mut markers = 0u32;
+    rendered.for_each_cite(|_| markers += 1);
+    let share = crate::model::SupportShare::of(&exchange.alignments);
+    Outcome {
+        id: question.id.clone(),
+        question: question.question.clone(),
+        expected: question.answer.clone(),
+        correct: is_correct(&question.answer, &exchange.answer),
+        answer: exchange.answer.clone(),
+        timed_out,
+        millis,
+        markers,
+        invalid_markers: rendered.problems.len() as u32,
+        checked: share.checked,
+        supported: exchange
+            .alignments
+            .iter()
+            .filter(|a| a.support == Support::Supported)
+            .count() as u32,
+        coverage_percent: exchange.coverage.map(|c| c.percent()),
+        tokens: exchange.usage.as_ref().map_or(0, |u| u.total()),
+        cost_micros: exchange.usage.as_ref().and_then(|u| u.cost_micros),
+    }
+}
+
+/// The totals of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub mode: Mode,
+    pub questions: usize,
+    pub correct: usize,
+    pub timed_out: usize,
+    /// Percent, one decimal (as tenths: 537 is 53.7 %).
+    pub accuracy_tenths: u64,
+    pub citation_validity_tenths: u64,
+    pub citation_precision_tenths: u64,
+    pub mean_coverage_percent: Option<u64>,
+    pub p50_millis: u64,
+    pub p90_millis: u64,
+    pub max_millis: u64,
+    pub tokens: u64,
+    pub cost_micros: Option<u64>,
+}
+
+/// `part / whole` in tenths of a percent, rounded; 100 % of nothing.
+fn tenths(part: u64, whole: u64) -> u64 {
+    (part * 1000 + whole / 2).checked_div(whole).unwrap_or(1000)
+}
+
+fn percentile(sorted: &[u64], p: usize) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = (sorted.len() * p).div_ceil(100).max(1);
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+pub fn report(mode: Mode, outcomes: &[Outcome]) -> Report {
+    let sum = |f: &dyn Fn(&Outcome) -> u64| outcomes.iter().map(f).sum::<u64>();
+    let markers = sum(&|o| u64::from(o.markers));
+    let invalid = sum(&|o| u64::from(o.invalid_markers));
+    let mut millis: Vec<u64> = outcomes.iter().map(|o| o.millis).collect();
+    millis.sort_unstable();
+    let coverages: Vec<u64> = outcomes
+        .iter()
+        .filter_map(|o| o.coverage_percent.map(u64::from))
+        .collect();
+    let costs: Vec<u64> = outcomes.iter().filter_map(|o| o.cost_micros).collect();
+    Report {
+        mode,
+        questions: outcomes.len(),
+        correct: outcomes.iter().filter(|o| o.correct).count(),
+        timed_out: outcomes.iter().filter(|o| o.timed_out).count(),
+        accuracy_tenths: tenths(
+            outcomes.iter().filter(|o| o.correct).count() as u64,
+            outcomes.len() as u64,
+        ),
+        citation_validity_tenths: tenths(markers - invalid, markers),
+        citation_precision_tenths: tenths(
+            sum(&|o| u64::from(o.supported)),
+            sum(&|o| u64::from(o.checked)),
+        ),
+        mean_coverage_percent: (!coverages.is_empty())
+            .then(|| coverages.iter().sum::<u64>() / coverages.len() as u64),
+        p50_millis: percentile(&millis, 50),
+        p90_millis: percentile(&millis, 90),
+        max_millis: millis.last().copied().unwrap_or(0),
+        tokens: sum(&|o| o.tokens),
+        cost_micros: (!costs.is_empty()).then(|| costs.iter().sum()),
+    }
+}
+
+fn percent(tenths: u64) -> String {
+    format!("{}.{} %", tenths / 10, tenths % 10)
+}
+
+/// The report as a Markdown table.
+pub fn markdown(report: &Report) -> String {
+    let seconds = |millis: u64| format!("{}.{} s", millis / 1000, (millis % 1000) / 100);
+    let rows = [
+        ("mode", report.mode.as_str().to_string()),
+        ("questions", report.questions.to_string()),
+        (
+            "accuracy (normalised containment)",
+            format!(
+                "{} ({}/{})",
+                percent(report.accuracy_tenths),
+                report.correct,
+                report.questions
+            ),
+        ),
+        (
+            "citation validity (markers with a source)",
+            percent(report.citation_validity_tenths),
+        ),
+        (
+            "citation precision (supported by their source)",
+            percent(report.citation_precision_tenths),
+        ),
+        (
+            "mean citation coverage",
+            report
+                .mean_coverage_percent
+                .map_or("–".to_string(), |c| format!("{c} %")),
+        ),
+        (
+            "latency p50 / p90 / max",
+            format!(
+                "{} / {} / {}",
+                seconds(report.p50_millis),
+                seconds(report.p90_millis),
+                seconds(report.max_millis)
+            ),
+        ),
+        ("timed out", report.timed_out.to_string()),
+        ("model tokens", report.tokens.to_string()),
+        (
+            "cost",
+            report.cost_micros.map_or("–".to_string(), |micros| {
+                format!("${}.{:06}", micros / 1_000_000, micros % 1_000_000)
+            }),
+        ),
+    ];
+    let mut out = String::from("| | |\n|---|---|\n");
+    for (name, value) in rows {
+        out.push_str(&format!("| {name} | {value} |\n"));
+    }
+    out
+}
+
+/// Runs `set` through `mode`, `concurrency` at a time, resuming from `out/results.jsonl`.
+pub async fn run(
+    state: AppState,
+    set: Vec<Question>,
+    mode: Mode,
+    concurrency: usize,
+    deadline: Duration,
+    out: &Path,
+) -> Result<Report, String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let results = out.join("results.jsonl");
+    let mut outcomes: Vec<Outcome> = match std::fs::read_to_string(&results) {
+        Ok(text) => text
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    let done: HashSet<String> = outcomes.iter().map(|o| o.id.clone()).collect();
+    let todo: Vec<Question> = set.into_iter().filter(|q| !done.contains(&q.id)).collect();
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&results)
+        .map_err(|e| format!("cannot write {}: {e}", results.display()))?;
+    let state = &state;
+    let mut answers = futures_util::stream::iter(todo)
+        .map(|question| async move { answer_one(state, &question, mode, deadline).await })
+        .buffer_unordered(concurrency.max(1));
+    while let Some(outcome) = answers.next().await {
+        use std::io::Write;
+        let line = serde_json::to_string(&outcome).map_err(|e| e.to_string())?;
+        writeln!(file, "{line}").map_err(|e| format!("cannot write {}: {e}", results.display()))?;
+        tracing::info!(id = %outcome.id, correct = outcome.correct, millis = outcome.millis, "question answered");
+        outcomes.push(outcome);
+    }
+    let report = report(mode, &outcomes);
+    let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+    std::fs::write(out.join("report.json"), json).map_err(|e| e.to_string())?;
+    std::fs::write(out.join("report.md"), markdown(&report)).map_err(|e| e.to_string())?;
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_match_after_normalising() {
+        assert!(is_correct("巴黎", "答案是巴黎。"));
+        assert!(is_correct(
+            "CITED_SEARXNG_URL",
+            "Set `CITED_SEARXNG_URL` to your instance [1]."
+        ));
+        assert!(is_correct("Make Test", "run ｍａｋｅ　ｔｅｓｔ"));
+        assert!(!is_correct("Lyon", "Paris"));
+        assert!(!is_correct("", "anything"));
+    }
+
+    #[test]
+    fn the_public_layouts_are_read() {
+        let set = parse_set(
+            "{\"id\":\"a\",\"question\":\"Q1\",\"answer\":\"A1\"}\n\n\
+             {\"problem\":\"Q2\",\"answer\":\"A2\"}\n\
+             {\"Question\":\"Q3\",\"Answer\":1889}\n",
+        )
+        .unwrap();
+        assert_eq!(set[0].id, "a");
+        assert_eq!((set[1].id.as_str(), set[1].question.as_str()), ("3", "Q2"));
+        assert_eq!(set[2].answer, "1889");
+        assert!(parse_set("{\"question\":\"no answer\"}")
+            .unwrap_err()
+            .contains("line 1"));
+        assert!(parse_set("not json").unwrap_err().contains("line 1"));
+    }
+
+    #[test]
+    fn percentiles_and_shares_are_counted() {
+        assert_eq!(percentile(&[10, 20, 30, 40], 50), 20);
+        assert_eq!(percentile(&[10, 20, 30, 40], 90), 40);
+        assert_eq!(tenths(1, 3), 333);
+        assert_eq!(tenths(0, 0), 1000);
+    }
+}
