@@ -8,7 +8,7 @@
 //! - **correct**: the normalised expected answer is contained in the normalised answer
 //!   (lowercase, full-width forms folded, punctuation and spaces dropped), so "巴黎" matches
 //!   "答案是巴黎。" and "CITED_SEARXNG_URL" matches "`CITED_SEARXNG_URL`";
-//! - **citation validity**: markers whose number has no source, over all markers;
+//! - **citation validity**: the numbers in citation markers that have a source, over all;
 //! - **citation precision**: the citations their source supports, by `ssr::align` (the
 //!   same check the answer's cards show), over the citations checked;
 //! - **coverage**, **latency**, **tokens** and **cost**.
@@ -103,7 +103,7 @@ pub struct Outcome {
     /// The answer did not finish before the deadline.
     pub timed_out: bool,
     pub millis: u64,
-    /// Citation markers in the answer, and those whose number has no source.
+    /// Numbers in the answer's citation markers, and those of them with no source.
     pub markers: u32,
     pub invalid_markers: u32,
     /// Citations checked against their source, and those it supports.
@@ -159,8 +159,16 @@ pub async fn answer_one(
     let millis = started.elapsed().as_millis() as u64;
     let sources = SourceMap::new(exchange.sources.iter().cloned());
     let rendered = render(&exchange.answer, &sources);
-    let mut markers = 0u32;
-    rendered.for_each_cite(|_| markers += 1);
+    // Every number of every marker is found or a problem (a marker of unknown numbers
+    // stays text, so only its problems count it).
+    let mut found = 0u32;
+    rendered.for_each_cite(|cite| {
+        if matches!(cite, crate::citation::Cite::Found { .. }) {
+            found += 1;
+        }
+    });
+    let invalid = rendered.problems.len() as u32;
+    let markers = found + invalid;
     let share = crate::model::SupportShare::of(&exchange.alignments);
     Outcome {
         id: question.id.clone(),
@@ -171,7 +179,7 @@ pub async fn answer_one(
         timed_out,
         millis,
         markers,
-        invalid_markers: rendered.problems.len() as u32,
+        invalid_markers: invalid,
         checked: share.checked,
         supported: exchange
             .alignments
@@ -236,7 +244,7 @@ pub fn report(mode: Mode, outcomes: &[Outcome]) -> Report {
             outcomes.iter().filter(|o| o.correct).count() as u64,
             outcomes.len() as u64,
         ),
-        citation_validity_tenths: tenths(markers - invalid, markers),
+        citation_validity_tenths: tenths(markers.saturating_sub(invalid), markers),
         citation_precision_tenths: tenths(
             sum(&|o| u64::from(o.supported)),
             sum(&|o| u64::from(o.checked)),
@@ -257,7 +265,13 @@ fn percent(tenths: u64) -> String {
 
 /// The report as a Markdown table.
 pub fn markdown(report: &Report) -> String {
-    let seconds = |millis: u64| format!("{}.{} s", millis / 1000, (millis % 1000) / 100);
+    let seconds = |millis: u64| {
+        if millis < 1000 {
+            format!("{millis} ms")
+        } else {
+            format!("{}.{} s", millis / 1000, (millis % 1000) / 100)
+        }
+    };
     let rows = [
         ("mode", report.mode.as_str().to_string()),
         ("questions", report.questions.to_string()),
@@ -271,7 +285,7 @@ pub fn markdown(report: &Report) -> String {
             ),
         ),
         (
-            "citation validity (markers with a source)",
+            "citation validity (cited numbers with a source)",
             percent(report.citation_validity_tenths),
         ),
         (
