@@ -15,6 +15,14 @@ pub enum Lang {
 }
 
 impl Lang {
+    /// The language a question is written in: Chinese when it has Han characters.
+    pub fn of_text(text: &str) -> Lang {
+        if crate::text::has_han(text) {
+            Lang::ZhCn
+        } else {
+            Lang::En
+        }
+    }
     pub const ALL: [Lang; 2] = [Lang::ZhCn, Lang::En];
 
     /// The BCP 47 tag, as in `<html lang>` and forms.

@@ -14,7 +14,6 @@ use crate::ssr::config::Config;
 use crate::ssr::pipeline::TurnInput;
 use crate::ssr::state::AppState;
 use crate::ssr::web;
-use crate::text::has_han;
 
 #[allow(
     clippy::print_stdout,
@@ -29,11 +28,7 @@ pub async fn ask(
     json: bool,
 ) -> ExitCode {
     let question = question.trim().to_string();
-    let lang = if has_han(&question) {
-        Lang::ZhCn
-    } else {
-        Lang::En
-    };
+    let lang = Lang::of_text(&question);
     if let Err(message) = check_question(&question, config.max_question_chars, lang.texts()) {
         eprintln!("{message}");
         return ExitCode::from(2);

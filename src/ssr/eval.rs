@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::citation::{render, SourceMap};
-use crate::model::{Lang, Mode, Support};
+use crate::model::{Mode, Support};
 use crate::ssr::pipeline::TurnInput;
 use crate::ssr::session::SessionStore;
 use crate::ssr::state::AppState;
@@ -121,20 +121,8 @@ pub async fn answer_one(
     mode: Mode,
     deadline: Duration,
 ) -> Outcome {
-    let lang = if crate::text::has_han(&question.question) {
-        Lang::ZhCn
-    } else {
-        Lang::En
-    };
     let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
-    let input = TurnInput {
-        id: 1,
-        question: question.question.clone(),
-        search_enabled: true,
-        lang,
-        mode,
-        force_search: false,
-    };
+    let input = TurnInput::standalone(question.question.clone(), mode);
     let cancel = CancellationToken::new();
     let (sender, mut receiver) = tokio::sync::mpsc::channel(1024);
     let drain = tokio::spawn(async move { while receiver.recv().await.is_some() {} });

@@ -59,6 +59,21 @@ pub struct TurnInput {
     pub force_search: bool,
 }
 
+impl TurnInput {
+    /// A question answered on its own (the API, `cited eval`): searching, in the
+    /// question's language.
+    pub fn standalone(question: String, mode: Mode) -> TurnInput {
+        TurnInput {
+            id: 1,
+            lang: Lang::of_text(&question),
+            question,
+            search_enabled: true,
+            mode,
+            force_search: false,
+        }
+    }
+}
+
 /// How an answer's citation numbers are owned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Numbering {

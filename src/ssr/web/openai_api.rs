@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::model::{AnswerEvent, Exchange, Lang, Mode, Support};
+use crate::model::{AnswerEvent, Exchange, Mode, Support};
 use crate::ssr::pipeline::TurnInput;
 use crate::ssr::session::SessionStore;
 use crate::ssr::state::AppState;
@@ -239,20 +239,8 @@ pub async fn completions(State(state): State<AppState>, body: axum::body::Bytes)
             "question_too_long",
         );
     }
-    let lang = if crate::text::has_han(&question) {
-        Lang::ZhCn
-    } else {
-        Lang::En
-    };
     let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
-    let input = TurnInput {
-        id: 1,
-        question,
-        search_enabled: true,
-        lang,
-        mode,
-        force_search: false,
-    };
+    let input = TurnInput::standalone(question, mode);
     let cancel = CancellationToken::new();
     let (sender, mut receiver) = tokio::sync::mpsc::channel::<AnswerEvent>(256);
     let run = tokio::spawn(crate::ssr::answer::run(
