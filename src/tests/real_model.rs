@@ -138,9 +138,20 @@ async fn chat_streams_a_cited_answer_from_a_real_model() {
         "the answer streamed"
     );
     assert_citations_resolve(&exchange);
-    // The server counted the tokens itself (stream_options.include_usage).
+    // The server counted the tokens itself (stream_options.include_usage), unless the
+    // reply was cut (a loop, a deadline): cited stops reading before the server's count
+    // arrives, estimates from the pieces, and says why in a warning.
     let usage = exchange.usage.unwrap();
-    assert!(!usage.estimated && usage.prompt_tokens > 0, "{usage:?}");
+    let cut = exchange
+        .notices
+        .iter()
+        .any(|n| n.level == crate::model::Level::Warning);
+    assert!(usage.completion_tokens > 0, "{usage:?}");
+    assert!(
+        cut || (!usage.estimated && usage.prompt_tokens > 0),
+        "{usage:?} {:?}",
+        exchange.notices
+    );
 }
 
 #[tokio::test]
