@@ -119,6 +119,7 @@ impl Incremental {
             || sources != self.sources
             || text.len() < self.seen
             || !text.is_char_boundary(self.seen)
+            || !text.is_char_boundary(self.stable)
             || self.whole;
         if reset {
             self.started = true;

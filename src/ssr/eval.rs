@@ -189,8 +189,9 @@ pub struct Report {
     pub timed_out: usize,
     /// Percent, one decimal (as tenths: 537 is 53.7 %).
     pub accuracy_tenths: u64,
-    pub citation_validity_tenths: u64,
-    pub citation_precision_tenths: u64,
+    /// `None` when there was nothing to count (no markers, no checks).
+    pub citation_validity_tenths: Option<u64>,
+    pub citation_precision_tenths: Option<u64>,
     pub mean_coverage_percent: Option<u64>,
     pub p50_millis: u64,
     pub p90_millis: u64,
@@ -199,9 +200,9 @@ pub struct Report {
     pub cost_micros: Option<u64>,
 }
 
-/// `part / whole` in tenths of a percent, rounded; 100 % of nothing.
-fn tenths(part: u64, whole: u64) -> u64 {
-    (part * 1000 + whole / 2).checked_div(whole).unwrap_or(1000)
+/// `part / whole` in tenths of a percent, rounded; `None` of nothing.
+fn tenths(part: u64, whole: u64) -> Option<u64> {
+    (part * 1000 + whole / 2).checked_div(whole)
 }
 
 fn percentile(sorted: &[u64], p: usize) -> u64 {
@@ -231,7 +232,8 @@ pub fn report(mode: Mode, outcomes: &[Outcome]) -> Report {
         accuracy_tenths: tenths(
             outcomes.iter().filter(|o| o.correct).count() as u64,
             outcomes.len() as u64,
-        ),
+        )
+        .unwrap_or(0),
         citation_validity_tenths: tenths(markers.saturating_sub(invalid), markers),
         citation_precision_tenths: tenths(
             sum(&|o| u64::from(o.supported)),
@@ -247,8 +249,11 @@ pub fn report(mode: Mode, outcomes: &[Outcome]) -> Report {
     }
 }
 
-fn percent(tenths: u64) -> String {
-    format!("{}.{} %", tenths / 10, tenths % 10)
+fn percent(tenths: Option<u64>) -> String {
+    match tenths {
+        Some(tenths) => format!("{}.{} %", tenths / 10, tenths % 10),
+        None => "–".to_string(),
+    }
 }
 
 /// The report as a Markdown table.
@@ -267,7 +272,7 @@ pub fn markdown(report: &Report) -> String {
             "accuracy (normalised containment)",
             format!(
                 "{} ({}/{})",
-                percent(report.accuracy_tenths),
+                percent(Some(report.accuracy_tenths)),
                 report.correct,
                 report.questions
             ),
@@ -391,7 +396,7 @@ mod tests {
     fn percentiles_and_shares_are_counted() {
         assert_eq!(percentile(&[10, 20, 30, 40], 50), 20);
         assert_eq!(percentile(&[10, 20, 30, 40], 90), 40);
-        assert_eq!(tenths(1, 3), 333);
-        assert_eq!(tenths(0, 0), 1000);
+        assert_eq!(tenths(1, 3), Some(333));
+        assert_eq!(tenths(0, 0), None);
     }
 }

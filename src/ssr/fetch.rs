@@ -259,7 +259,11 @@ pub async fn deep_read(url: &str, policy: &FetchPolicy) -> Result<Page, FetchErr
         }
         let raw = String::from_utf8_lossy(&body).into_owned();
         let (title, text) = if html {
-            readable(&raw, current.as_str())
+            // Up to 2 MB of HTML: parsed off the async workers.
+            let url = current.to_string();
+            tokio::task::spawn_blocking(move || readable(&raw, &url))
+                .await
+                .unwrap_or_default()
         } else {
             (String::new(), raw)
         };

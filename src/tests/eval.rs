@@ -66,7 +66,7 @@ async fn the_shipped_set_scores_alike_twice_and_resumes() {
         )
     );
     // Every answer cites the docs, and every citation resolves.
-    assert_eq!(fresh.citation_validity_tenths, 1000);
+    assert_eq!(fresh.citation_validity_tenths, Some(1000));
     assert_eq!(fresh.timed_out, 0);
     #[allow(clippy::print_stdout)]
     {

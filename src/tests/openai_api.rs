@@ -164,6 +164,7 @@ async fn errors_come_in_openai_shape() {
 
     let garbage = client
         .post(server.url("/v1/chat/completions"))
+        .header("content-type", "application/json")
         .body("not json")
         .send()
         .await
@@ -171,6 +172,18 @@ async fn errors_come_in_openai_shape() {
     assert_eq!(garbage.status(), 400);
     let body: Value = garbage.json().await.unwrap();
     assert!(body["error"]["message"].as_str().is_some());
+
+    // What a web page could post cross-site without asking: refused, nothing answered.
+    let plain = client
+        .post(server.url("/v1/chat/completions"))
+        .header("content-type", "text/plain")
+        .body(ask("cited-chat", false).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(plain.status(), 415);
+    let body: Value = plain.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "unsupported_media_type");
 
     let long = "问".repeat(9000);
     let too_long =

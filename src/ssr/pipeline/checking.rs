@@ -85,7 +85,12 @@ impl Turn {
                 }
             })
             .buffer_unordered(READERS)
-            .take_until(tokio::time::sleep_until(deadline))
+            .take_until(async {
+                tokio::select! {
+                    () = tokio::time::sleep_until(deadline) => {},
+                    () = self.cancel.cancelled() => {},
+                }
+            })
             .filter_map(|found| async move { found })
             .collect()
             .await;
@@ -158,8 +163,12 @@ impl Turn {
                         None
                     }
                     Err(_) => {
+                        // Too slow this time; a later answer may read it.
                         tracing::info!(url = %entry.url, "a cited page took too long: its snippet stands in");
-                        None
+                        return SourceText {
+                            page: None,
+                            snippet,
+                        };
                     }
                 };
                 self.session

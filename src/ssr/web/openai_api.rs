@@ -182,7 +182,25 @@ fn sources_of(exchange: &Exchange) -> (Vec<String>, Vec<Value>) {
     (citations, cited)
 }
 
-pub async fn completions(State(state): State<AppState>, body: axum::body::Bytes) -> Response {
+pub async fn completions(
+    State(state): State<AppState>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    // JSON only: a web page can send a cross-site form or text/plain post without asking,
+    // but not application/json.
+    let json_body = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.trim_start().starts_with("application/json"));
+    if !json_body {
+        return error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "send the request as application/json",
+            None,
+            "unsupported_media_type",
+        );
+    }
     let request: CompletionRequest = match serde_json::from_slice(&body) {
         Ok(request) => request,
         Err(problem) => {
