@@ -326,6 +326,25 @@ pub enum Support {
     NotFound,
 }
 
+impl Support {
+    /// Stronger support ranks higher: supported 2, partial 1, not found 0.
+    pub fn strength(self) -> u8 {
+        match self {
+            Support::Supported => 2,
+            Support::Partial => 1,
+            Support::NotFound => 0,
+        }
+    }
+}
+
+/// The strongest check among an answer's citations of source `number`.
+pub fn best_check(alignments: &[Alignment], number: u32) -> Option<&Alignment> {
+    alignments
+        .iter()
+        .filter(|a| a.number == number)
+        .max_by_key(|a| a.support.strength())
+}
+
 /// One citation of an answer checked against its source.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Alignment {

@@ -11,9 +11,7 @@ use crate::components::answer::AnswerBody;
 use crate::components::citation_link::Evidence;
 use crate::components::research::ResearchView;
 use crate::components::use_texts;
-use crate::model::{
-    Alignment, Exchange, ExchangeState, Level, Notice, ResearchPlan, Step, Support,
-};
+use crate::model::{Alignment, Exchange, ExchangeState, Level, Notice, ResearchPlan, Step};
 
 /// One exchange on the page, a signal per part: a streamed token touches only the answer's
 /// text, a search round only the sources, a branch only the plan.
@@ -306,19 +304,8 @@ fn References(
     #[prop(into)]
     checks: Signal<Vec<Alignment>>,
 ) -> impl IntoView {
-    let best = move |number: u32| {
-        checks.with(|checks| {
-            checks
-                .iter()
-                .filter(|check| check.number == number)
-                .max_by_key(|check| match check.support {
-                    Support::Supported => 2,
-                    Support::Partial => 1,
-                    Support::NotFound => 0,
-                })
-                .cloned()
-        })
-    };
+    let best =
+        move |number: u32| checks.with(|checks| crate::model::best_check(checks, number).cloned());
     let t = use_texts();
     let heading = if agent {
         t.references_agent

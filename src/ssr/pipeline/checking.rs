@@ -10,7 +10,7 @@ use futures_util::StreamExt;
 
 use crate::citation::coverage::cited_sentences;
 use crate::citation::{urls, Lookup, SourceMap};
-use crate::model::{Alignment, Exchange, SourceKind, Support};
+use crate::model::{Alignment, Exchange, SourceKind};
 use crate::ssr::align::{align, Aligned};
 use crate::ssr::fetch::deep_read;
 use crate::ssr::pipeline::Turn;
@@ -25,21 +25,13 @@ struct SourceText {
     snippet: String,
 }
 
-fn rank(support: Support) -> u8 {
-    match support {
-        Support::Supported => 2,
-        Support::Partial => 1,
-        Support::NotFound => 0,
-    }
-}
-
 /// The better of the page and the snippet (the page when they tie).
 fn best_alignment(sentence: &str, source: &SourceText) -> (Aligned, bool) {
     let snippet = align(sentence, &source.snippet);
     match &source.page {
         Some(page) => {
             let on_page = align(sentence, page);
-            if rank(snippet.support) > rank(on_page.support) {
+            if snippet.support.strength() > on_page.support.strength() {
                 (snippet, false)
             } else {
                 (on_page, true)

@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::model::{AnswerEvent, Exchange, Mode, Support};
+use crate::model::{AnswerEvent, Exchange, Mode};
 use crate::ssr::pipeline::TurnInput;
 use crate::ssr::session::SessionStore;
 use crate::ssr::state::AppState;
@@ -159,15 +159,7 @@ fn sources_of(exchange: &Exchange) -> (Vec<String>, Vec<Value>) {
         let Some(entry) = exchange.sources.iter().find(|e| e.number == *number) else {
             continue;
         };
-        let best = exchange
-            .alignments
-            .iter()
-            .filter(|a| a.number == *number)
-            .max_by_key(|a| match a.support {
-                Support::Supported => 2,
-                Support::Partial => 1,
-                Support::NotFound => 0,
-            });
+        let best = crate::model::best_check(&exchange.alignments, *number);
         citations.push(entry.url.clone());
         cited.push(json!({
             "number": entry.number,
