@@ -55,6 +55,8 @@ pub struct Texts {
     pub knowledge_label: &'static str,
     pub no_tools: &'static str,
     pub not_saved: &'static str,
+    /// The answer reached `CITED_MAX_ANSWER_CHARS` (`{max}`).
+    pub answer_too_long: &'static str,
     pub history: &'static str,
     pub new_chat: &'static str,
     pub search_history: &'static str,
@@ -152,6 +154,8 @@ pub struct Texts {
     /// "引用支持：{supported}/{checked}": citations whose source states their sentence.
     pub support_line: &'static str,
     pub aligning: &'static str,
+    /// The answer waits its turn; `{n}` is its place in the queue.
+    pub queued: &'static str,
     pub support_supported: &'static str,
     pub support_partial: &'static str,
     pub support_not_found: &'static str,
@@ -219,6 +223,7 @@ pub const ZH_CN: Texts = Texts {
     knowledge_label: "知识库",
     no_tools: "当前模型不支持工具调用，已改为先搜索再回答。",
     not_saved: "数据库不可用：这次回答不会被保存。",
+    answer_too_long: "回答超过 {max} 个字节的上限，后面的部分已舍弃。",
     history: "历史对话",
     new_chat: "新对话",
     search_history: "搜索对话",
@@ -315,6 +320,7 @@ pub const ZH_CN: Texts = Texts {
     coverage_line: "引用覆盖：{cited}/{claims} 句",
     support_line: "来源支持：{supported}/{checked} 处引用",
     aligning: "正在核对引用…",
+    queued: "排队中，第 {n} 位",
     support_supported: "支持",
     support_partial: "部分支持",
     support_not_found: "未找到支持",
@@ -379,6 +385,7 @@ pub const EN: Texts = Texts {
     knowledge_label: "Knowledge base",
     no_tools: "This model cannot call tools: cited searched first and then asked it.",
     not_saved: "The database is unavailable: this answer will not be kept.",
+    answer_too_long: "The answer passed the limit of {max} bytes; the rest was dropped.",
     history: "History",
     new_chat: "New chat",
     search_history: "Search conversations",
@@ -475,6 +482,7 @@ pub const EN: Texts = Texts {
     coverage_line: "Cited: {cited} of {claims} sentences",
     support_line: "Supported by their sources: {supported} of {checked} citations",
     aligning: "Checking the citations…",
+    queued: "Queued: number {n} in line",
     support_supported: "supported",
     support_partial: "partly supported",
     support_not_found: "support not found",
@@ -583,6 +591,7 @@ pub fn status_line(status: &crate::model::Status, t: &Texts) -> String {
         Status::Verifying => t.research_verifying.to_string(),
         Status::Summarising => t.research_summarising.to_string(),
         Status::Aligning => t.aligning.to_string(),
+        Status::Queued { position } => t.queued.replace("{n}", &position.to_string()),
     }
 }
 

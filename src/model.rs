@@ -685,6 +685,10 @@ pub enum Status {
     Summarising,
     /// After the answer: reading the cited pages and checking each citation.
     Aligning,
+    /// Waiting for a free slot (`CITED_MAX_ANSWERS`): `position` 1 is next.
+    Queued {
+        position: u32,
+    },
 }
 
 impl Status {

@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod align;
 pub mod answer;
+pub mod blocking;
 pub mod chat;
 pub mod cli;
 pub mod config;
@@ -11,6 +12,7 @@ pub mod doctor;
 pub mod eval;
 pub mod fetch;
 pub mod knowledge;
+pub mod limits;
 pub mod llm;
 pub mod messages;
 pub mod net;

@@ -146,8 +146,9 @@ pub fn CitationLink(
         .domain
         .bytes()
         .fold(0u32, |acc, b| acc.wrapping_mul(31).wrapping_add(b as u32))
-        % 360;
-    let badge_style = format!("background: hsl({hue} 55% 45%)");
+        % 12;
+    // A class per hue, not a `style` attribute: the page's CSP allows no inline style.
+    let badge_class = format!("cite-badge hue-{hue}");
     let domain = entry.domain.clone();
     let snippet = entry.snippet.clone();
     let card_href = href.clone();
@@ -216,7 +217,7 @@ pub fn CitationLink(
             <Show when=is_open>
                 <span class="cite-card" role="tooltip">
                     <span class="cite-card-head">
-                        <span class="cite-badge" style=badge_style.clone() aria-hidden="true">{badge.clone()}</span>
+                        <span class=badge_class.clone() aria-hidden="true">{badge.clone()}</span>
                         <span class="cite-domain">{domain.clone()}</span>
                         {knowledge.then(|| view! { <span class="cite-kind">{t.knowledge_label}</span> })}
                     </span>

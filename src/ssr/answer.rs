@@ -21,11 +21,27 @@ pub async fn run(
     events: mpsc::Sender<AnswerEvent>,
 ) -> Exchange {
     let mode = input.mode;
-    let mut turn = Turn::begin(state, session, input, cancel, events).await;
-    let outcome = match mode {
-        Mode::Chat => chat::run(&mut turn).await,
-        Mode::Agent => agent::run(&mut turn).await,
-        Mode::Research => research::run(&mut turn).await,
+    // A server shutting down stops the answer, which is then saved as stopped.
+    let stop_on_shutdown = {
+        let shutdown = state.shutdown.clone();
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            shutdown.cancelled().await;
+            cancel.cancel();
+        })
     };
-    turn.finish(outcome).await
+    let tracked = state.answers.token();
+    let mut turn = Turn::begin(state, session, input, cancel, events).await;
+    let outcome = match turn.admit().await {
+        Err(halted) => Err(halted),
+        Ok(_slots) => match mode {
+            Mode::Chat => chat::run(&mut turn).await,
+            Mode::Agent => agent::run(&mut turn).await,
+            Mode::Research => research::run(&mut turn).await,
+        },
+    };
+    let exchange = turn.finish(outcome).await;
+    stop_on_shutdown.abort();
+    drop(tracked);
+    exchange
 }

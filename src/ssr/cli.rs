@@ -214,7 +214,7 @@ pub async fn serve(config: Config) -> ExitCode {
         loop {
             every.tick().await;
             let knowledge = knowledge.clone();
-            let _ = tokio::task::spawn_blocking(move || knowledge.refresh()).await;
+            let _ = crate::ssr::blocking::run(move || knowledge.refresh()).await;
         }
     });
     match web::run(listener, state, web::shutdown_signal()).await {

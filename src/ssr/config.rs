@@ -103,6 +103,127 @@ pub struct Config {
     pub align_deadline: Duration,
     /// The folder holding `pkg/cited.js`, `pkg/cited.wasm`, `pkg/cited.css` and `public/`'s files.
     pub site_root: PathBuf,
+    /// Who may use the app, and the names it may be reached by.
+    pub access: AccessConfig,
+    /// How much the app takes on at once, and from whom.
+    pub capacity: Capacity,
+}
+
+/// How people sign in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Auth {
+    /// Nobody signs in: every browser is its own anonymous user. Only allowed on loopback.
+    Off,
+    /// Accounts in the database (`cited user add`), a login page, sessions bound to a user.
+    Accounts,
+    /// A reverse proxy in front authenticates and names the user in `header`; requests from
+    /// other addresses than `from` are refused.
+    Proxy { header: String, from: Vec<IpNet> },
+}
+
+/// An address block, such as `10.0.0.0/8` or a single address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IpNet {
+    pub addr: std::net::IpAddr,
+    pub prefix: u8,
+}
+
+impl IpNet {
+    pub fn parse(raw: &str) -> Option<IpNet> {
+        let raw = raw.trim();
+        let (addr, prefix) = match raw.split_once('/') {
+            Some((addr, prefix)) => (addr, Some(prefix)),
+            None => (raw, None),
+        };
+        let addr: std::net::IpAddr = addr.trim().parse().ok()?;
+        let bits = if addr.is_ipv4() { 32 } else { 128 };
+        let prefix = match prefix {
+            Some(prefix) => prefix.trim().parse::<u8>().ok().filter(|p| *p <= bits)?,
+            None => bits,
+        };
+        Some(IpNet { addr, prefix })
+    }
+
+    pub fn contains(&self, ip: std::net::IpAddr) -> bool {
+        let ip = match ip {
+            std::net::IpAddr::V6(v6) => v6
+                .to_ipv4_mapped()
+                .map_or(ip, std::net::IpAddr::V4),
+            v4 => v4,
+        };
+        let mask = |bits: u32, width: u32| {
+            if bits == 0 {
+                0u128
+            } else {
+                (!0u128 << (width - bits)) & (!0u128 >> (128 - width))
+            }
+        };
+        match (self.addr, ip) {
+            (std::net::IpAddr::V4(net), std::net::IpAddr::V4(ip)) => {
+                let mask = mask(u32::from(self.prefix), 32);
+                u128::from(u32::from(net)) & mask == u128::from(u32::from(ip)) & mask
+            }
+            (std::net::IpAddr::V6(net), std::net::IpAddr::V6(ip)) => {
+                let mask = mask(u32::from(self.prefix), 128);
+                u128::from(net) & mask == u128::from(ip) & mask
+            }
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for IpNet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.addr, self.prefix)
+    }
+}
+
+/// Who may reach the app and how it answers across origins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessConfig {
+    pub auth: Auth,
+    /// Host names (no port) requests may name; `None` accepts any.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Where people reach the app (`CITED_PUBLIC_URL`): an https URL makes cookies `Secure`
+    /// and adds HSTS; its host is always allowed.
+    pub public_url: Option<Url>,
+}
+
+impl AccessConfig {
+    /// Whether cookies need `Secure`.
+    pub fn secure_cookies(&self) -> bool {
+        self.public_url
+            .as_ref()
+            .is_some_and(|url| url.scheme() == "https")
+    }
+}
+
+/// How much the app takes on at once, and from whom. The defaults keep a 2-core host
+/// responsive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capacity {
+    /// Answers being written at once (all modes); more wait in a fair queue.
+    pub answers: usize,
+    /// Research answers at once (each is many searches, reads and model calls).
+    pub research: usize,
+    /// Model calls at once, across all answers.
+    pub model_calls: usize,
+    /// Page reads at once, across all answers.
+    pub page_reads: usize,
+    /// Questions one user (or anonymous browser) may ask per minute.
+    pub asks_per_minute: u32,
+    /// Requests one address may make per minute (assets excluded).
+    pub requests_per_minute: u32,
+    /// Open connections at once; more wait in the kernel's queue.
+    pub connections: usize,
+    /// A connection must send a request's headers within this (also the idle keep-alive).
+    pub header_timeout: Duration,
+    /// Largest request body accepted.
+    pub body_bytes: usize,
+    /// Longest answer text kept; a longer one is cut with a notice.
+    pub answer_chars: usize,
+    /// Most stored conversation data per user; past it new questions are refused.
+    pub user_quota_bytes: u64,
 }
 
 /// Where a conversation's title comes from.
@@ -437,7 +558,32 @@ impl Config {
         );
         let llm = reader.llm();
         let align_deadline = reader.seconds("CITED_ALIGN_DEADLINE_SECS", 0, 300, 20);
+        let access = reader.access(addr);
+        let capacity = Capacity {
+            answers: reader.number("CITED_MAX_ANSWERS", 1, 1000, 8),
+            research: reader.number("CITED_MAX_RESEARCH", 1, 100, 2),
+            model_calls: reader.number("CITED_MAX_MODEL_CALLS", 1, 1000, 8),
+            page_reads: reader.number("CITED_MAX_PAGE_READS", 1, 1000, 8),
+            asks_per_minute: u32::try_from(reader.number("CITED_RATE_ASKS_PER_MIN", 1, 100_000, 30))
+                .unwrap_or(u32::MAX),
+            requests_per_minute: u32::try_from(reader.number(
+                "CITED_RATE_REQUESTS_PER_MIN",
+                10,
+                10_000_000,
+                1200,
+            ))
+            .unwrap_or(u32::MAX),
+            connections: reader.number("CITED_MAX_CONNECTIONS", 8, 100_000, 512),
+            header_timeout: reader.seconds("CITED_HEADER_TIMEOUT_SECS", 1, 300, 10),
+            body_bytes: reader.number("CITED_MAX_BODY_KB", 16, 100_000, 256) * 1024,
+            answer_chars: reader.number("CITED_MAX_ANSWER_CHARS", 1000, 10_000_000, 100_000),
+            user_quota_bytes: reader.number("CITED_USER_QUOTA_MB", 1, 1_000_000, 200) as u64
+                * 1024
+                * 1024,
+        };
         let config = Config {
+            access,
+            capacity,
             align_deadline,
             research,
             sources,
@@ -591,7 +737,42 @@ impl fmt::Display for Config {
             "CITED_ALIGN_DEADLINE_SECS={}",
             self.align_deadline.as_secs()
         )?;
-        write!(f, "CITED_SITE_ROOT={}", self.site_root.display())
+        writeln!(f, "CITED_SITE_ROOT={}", self.site_root.display())?;
+        let access = &self.access;
+        match &access.auth {
+            Auth::Off => writeln!(f, "CITED_AUTH=off")?,
+            Auth::Accounts => writeln!(f, "CITED_AUTH=accounts")?,
+            Auth::Proxy { header, from } => {
+                writeln!(f, "CITED_AUTH=proxy")?;
+                writeln!(f, "CITED_AUTH_PROXY_HEADER={header}")?;
+                let from: Vec<String> = from.iter().map(ToString::to_string).collect();
+                writeln!(f, "CITED_AUTH_PROXY_FROM={}", from.join(","))?;
+            }
+        }
+        match &access.allowed_hosts {
+            Some(hosts) => writeln!(f, "CITED_ALLOWED_HOSTS={}", hosts.join(","))?,
+            None => writeln!(f, "CITED_ALLOWED_HOSTS=*")?,
+        }
+        match &access.public_url {
+            Some(url) => writeln!(f, "CITED_PUBLIC_URL={}", redacted(url))?,
+            None => writeln!(f, "CITED_PUBLIC_URL=(none)")?,
+        }
+        let c = &self.capacity;
+        writeln!(f, "CITED_MAX_ANSWERS={}", c.answers)?;
+        writeln!(f, "CITED_MAX_RESEARCH={}", c.research)?;
+        writeln!(f, "CITED_MAX_MODEL_CALLS={}", c.model_calls)?;
+        writeln!(f, "CITED_MAX_PAGE_READS={}", c.page_reads)?;
+        writeln!(f, "CITED_RATE_ASKS_PER_MIN={}", c.asks_per_minute)?;
+        writeln!(f, "CITED_RATE_REQUESTS_PER_MIN={}", c.requests_per_minute)?;
+        writeln!(f, "CITED_MAX_CONNECTIONS={}", c.connections)?;
+        writeln!(f, "CITED_HEADER_TIMEOUT_SECS={}", c.header_timeout.as_secs())?;
+        writeln!(f, "CITED_MAX_BODY_KB={}", c.body_bytes / 1024)?;
+        writeln!(f, "CITED_MAX_ANSWER_CHARS={}", c.answer_chars)?;
+        write!(
+            f,
+            "CITED_USER_QUOTA_MB={}",
+            c.user_quota_bytes / 1024 / 1024
+        )
     }
 }
 
@@ -650,13 +831,99 @@ impl Reader<'_> {
                 None => {
                     self.warnings.push(ConfigWarning {
                         var,
-                        value: raw,
+                        value: shown_raw(&raw),
                         accepts: accepts.to_string(),
                         default: default.to_string(),
                     });
                     default_value()
                 }
             },
+        }
+    }
+
+    /// Sign-in, allowed host names and the public URL. Bound to loopback, the allowed hosts
+    /// default to the loopback names (a page elsewhere cannot rebind its name to 127.0.0.1
+    /// and read the app); elsewhere to any name.
+    fn access(&mut self, addr: SocketAddr) -> AccessConfig {
+        let public_url = self.parse(
+            "CITED_PUBLIC_URL",
+            "an http(s) URL such as https://cited.example.org, or none",
+            "none",
+            |raw| match raw.trim() {
+                "none" => Some(None),
+                raw => parse_http_url(raw).map(Some),
+            },
+        );
+        let auth_kind = self.parse(
+            "CITED_AUTH",
+            "off, accounts or proxy",
+            "off",
+            |raw| match raw.trim() {
+                kind @ ("off" | "accounts" | "proxy") => Some(kind.to_string()),
+                _ => None,
+            },
+        );
+        let auth = match auth_kind.as_str() {
+            "accounts" => Auth::Accounts,
+            "proxy" => Auth::Proxy {
+                header: self.parse(
+                    "CITED_AUTH_PROXY_HEADER",
+                    "an HTTP header name such as X-Forwarded-User",
+                    "X-Forwarded-User",
+                    |raw| {
+                        let raw = raw.trim();
+                        axum::http::HeaderName::from_bytes(raw.as_bytes())
+                            .ok()
+                            .map(|name| name.as_str().to_string())
+                    },
+                ),
+                from: self.parse(
+                    "CITED_AUTH_PROXY_FROM",
+                    "comma-separated addresses or blocks such as 127.0.0.1,10.0.0.0/8",
+                    "127.0.0.1,::1",
+                    |raw| raw.split(',').map(IpNet::parse).collect::<Option<Vec<_>>>(),
+                ),
+            },
+            _ => Auth::Off,
+        };
+        let default_hosts = if addr.ip().is_loopback() {
+            "localhost,127.0.0.1,[::1]"
+        } else {
+            "*"
+        };
+        let allowed_hosts = self.parse(
+            "CITED_ALLOWED_HOSTS",
+            "comma-separated host names such as cited.example.org,localhost, or *",
+            default_hosts,
+            |raw| {
+                if raw.trim() == "*" {
+                    return Some(None);
+                }
+                let hosts: Vec<String> = raw
+                    .split(',')
+                    .map(|host| host.trim().to_ascii_lowercase())
+                    .filter(|host| !host.is_empty())
+                    .collect();
+                let valid = |host: &String| {
+                    host.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '[' | ']' | ':'))
+                };
+                (!hosts.is_empty() && hosts.iter().all(valid)).then_some(Some(hosts))
+            },
+        );
+        let allowed_hosts = allowed_hosts.map(|mut hosts| {
+            if let Some(host) = public_url.as_ref().and_then(Url::host_str) {
+                let host = host.to_ascii_lowercase();
+                if !hosts.contains(&host) {
+                    hosts.push(host);
+                }
+            }
+            hosts
+        });
+        AccessConfig {
+            auth,
+            allowed_hosts,
+            public_url,
         }
     }
 
@@ -685,7 +952,7 @@ impl Reader<'_> {
                     };
                     self.warnings.push(ConfigWarning {
                         var: base_var,
-                        value: raw,
+                        value: shown_raw(&raw),
                         accepts: "an http(s) URL such as http://localhost:11434/v1".to_string(),
                         default: fallback,
                     });
@@ -707,6 +974,24 @@ impl Reader<'_> {
             api_key,
             model,
         })
+    }
+}
+
+/// A rejected value as it may be logged: credentials in anything URL-like (`user:pw@`)
+/// replaced by `***`.
+fn shown_raw(raw: &str) -> String {
+    let Some(scheme_end) = raw.find("://") else {
+        return raw.to_string();
+    };
+    let rest = &raw[scheme_end + 3..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!(
+            "{}***@{}",
+            &raw[..scheme_end + 3],
+            &rest[at + 1..]
+        ),
+        None => raw.to_string(),
     }
 }
 

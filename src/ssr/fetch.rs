@@ -23,6 +23,8 @@ pub struct FetchPolicy {
     pub max_redirects: usize,
     /// Addresses treated as public although they are not: for tests against local servers.
     pub allow: HashSet<SocketAddr>,
+    /// Reads at once across the app (`CITED_MAX_PAGE_READS`); none: unlimited.
+    pub readers: Option<std::sync::Arc<tokio::sync::Semaphore>>,
 }
 
 impl Default for FetchPolicy {
@@ -33,6 +35,7 @@ impl Default for FetchPolicy {
             max_chars: 15_000,
             max_redirects: 5,
             allow: HashSet::new(),
+            readers: None,
         }
     }
 }
@@ -72,29 +75,41 @@ pub struct Page {
     pub text: String,
 }
 
-/// True for addresses on the public internet.
+/// True for addresses on the public internet: public IPv4, and IPv6 global unicast
+/// (2000::/3) outside the documentation and IETF-assignment blocks. An IPv6 address that
+/// carries an IPv4 one (mapped, compatible, 6to4, NAT64) is judged by the IPv4 address;
+/// everything else (site-local, discard, local-use NAT64, Teredo, unique local, …) is not
+/// public.
 pub fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_public_v4(v4),
         IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
+            if let Some(v4) = embedded_v4(v6) {
                 return is_public_v4(v4);
             }
             let segments = v6.segments();
-            // NAT64 (64:ff9b::/96) carries an IPv4 address in its last 32 bits.
-            if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-                let [a, b] = segments[6].to_be_bytes();
-                let [c, d] = segments[7].to_be_bytes();
-                return is_public_v4(Ipv4Addr::new(a, b, c, d));
-            }
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (segments[0] & 0xfe00) == 0xfc00 // unique local (fc00::/7), incl. fd00:ec2::254
-                || (segments[0] & 0xffc0) == 0xfe80 // link-local
-                || (segments[0] == 0x2001 && segments[1] == 0x0db8) // documentation
-                || v6 == Ipv6Addr::new(0, 0, 0, 0, 0, 0, 0, 1))
+            (segments[0] & 0xe000) == 0x2000 // global unicast 2000::/3
+                && !(segments[0] == 0x2001 && segments[1] < 0x0200) // 2001::/23: Teredo, benchmarking, ORCHID…
+                && !(segments[0] == 0x2001 && segments[1] == 0x0db8) // documentation
+                && !(segments[0] == 0x3fff && segments[1] < 0x1000) // documentation 3fff::/20
         }
+    }
+}
+
+/// The IPv4 address an IPv6 address carries by a standard encoding: IPv4-mapped
+/// (::ffff:0:0/96), IPv4-compatible (::/96), 6to4 (2002::/16) and NAT64 (64:ff9b::/96).
+fn embedded_v4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = v6.segments();
+    let v4 = |high: u16, low: u16| {
+        let [a, b] = high.to_be_bytes();
+        let [c, d] = low.to_be_bytes();
+        Ipv4Addr::new(a, b, c, d)
+    };
+    match s {
+        [0, 0, 0, 0, 0, 0xffff, high, low] | [0, 0, 0, 0, 0, 0, high, low] => Some(v4(high, low)),
+        [0x64, 0xff9b, 0, 0, 0, 0, high, low] => Some(v4(high, low)),
+        [0x2002, high, low, ..] => Some(v4(high, low)),
+        _ => None,
     }
 }
 
@@ -115,7 +130,11 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
 }
 
 /// The public address `url` may be fetched from, or why not.
-async fn checked_address(url: &Url, policy: &FetchPolicy) -> Result<SocketAddr, FetchError> {
+async fn checked_address(
+    url: &Url,
+    policy: &FetchPolicy,
+    deadline: tokio::time::Instant,
+) -> Result<SocketAddr, FetchError> {
     if !matches!(url.scheme(), "http" | "https") {
         return Err(FetchError::NotHttp {
             url: url.to_string(),
@@ -128,12 +147,23 @@ async fn checked_address(url: &Url, policy: &FetchPolicy) -> Result<SocketAddr, 
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     let addrs: Vec<SocketAddr> = match bare.parse::<IpAddr>() {
         Ok(ip) => vec![SocketAddr::new(ip, port)],
-        Err(_) => tokio::net::lookup_host((bare, port))
+        // The lookup counts against the page's deadline like the rest of the read.
+        Err(_) => match tokio::time::timeout_at(deadline, tokio::net::lookup_host((bare, port)))
             .await
-            .map_err(|_| FetchError::Resolve {
-                host: host.to_string(),
-            })?
-            .collect(),
+        {
+            Err(_) => {
+                return Err(FetchError::Timeout {
+                    url: url.to_string(),
+                    after: policy.timeout,
+                })
+            }
+            Ok(Err(_)) => {
+                return Err(FetchError::Resolve {
+                    host: host.to_string(),
+                })
+            }
+            Ok(Ok(addrs)) => addrs.collect(),
+        },
     };
     if addrs.is_empty() {
         return Err(FetchError::Resolve {
@@ -159,8 +189,25 @@ pub async fn deep_read(url: &str, policy: &FetchPolicy) -> Result<Page, FetchErr
         url: url.to_string(),
     })?;
     let deadline = tokio::time::Instant::now() + policy.timeout;
+    // Waiting for a turn counts against the deadline too.
+    let _turn = match &policy.readers {
+        Some(readers) => {
+            match tokio::time::timeout_at(deadline, std::sync::Arc::clone(readers).acquire_owned())
+                .await
+            {
+                Ok(permit) => permit.ok(),
+                Err(_) => {
+                    return Err(FetchError::Timeout {
+                        url: current.to_string(),
+                        after: policy.timeout,
+                    })
+                }
+            }
+        }
+        None => None,
+    };
     for _hop in 0..=policy.max_redirects {
-        let addr = checked_address(&current, policy).await?;
+        let addr = checked_address(&current, policy, deadline).await?;
         let host = current
             .host_str()
             .unwrap_or_default()
@@ -169,6 +216,8 @@ pub async fn deep_read(url: &str, policy: &FetchPolicy) -> Result<Page, FetchErr
             .to_string();
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
+            // A proxy would resolve the name itself, around the pinned, checked address.
+            .no_proxy()
             .resolve(&host, addr)
             .user_agent(crate::ssr::net::USER_AGENT_VALUE)
             .build()
@@ -261,7 +310,7 @@ pub async fn deep_read(url: &str, policy: &FetchPolicy) -> Result<Page, FetchErr
         let (title, text) = if html {
             // Up to 2 MB of HTML: parsed off the async workers.
             let url = current.to_string();
-            tokio::task::spawn_blocking(move || readable(&raw, &url))
+            crate::ssr::blocking::run(move || readable(&raw, &url))
                 .await
                 .unwrap_or_default()
         } else {

@@ -332,7 +332,15 @@ fn collect_files(roots: &[PathBuf]) -> Vec<(PathBuf, String)> {
             Some("md" | "markdown" | "txt" | "html" | "htm")
         )
     }
-    fn walk(dir: &Path, root: &Path, depth: usize, out: &mut Vec<(PathBuf, String)>) {
+    /// `real_root` is the root with its symlinks resolved: a link is followed only when its
+    /// target stays inside it, so a `notes.md` pointing at a credentials file is skipped.
+    fn walk(
+        dir: &Path,
+        root: &Path,
+        real_root: &Path,
+        depth: usize,
+        out: &mut Vec<(PathBuf, String)>,
+    ) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
         };
@@ -346,11 +354,28 @@ fn collect_files(roots: &[PathBuf]) -> Vec<(PathBuf, String)> {
             if name.starts_with('.') || name == "node_modules" || name == "target" {
                 continue;
             }
-            if path.is_dir() {
-                if depth < 6 {
-                    walk(&path, root, depth + 1, out);
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            let real = if meta.file_type().is_symlink() {
+                match std::fs::canonicalize(&path) {
+                    Ok(target) if target.starts_with(real_root) => target,
+                    _ => {
+                        tracing::info!(
+                            path = %path.display(),
+                            "knowledge base: a link that leaves the folder; skipped"
+                        );
+                        continue;
+                    }
                 }
-            } else if indexable(&path) {
+            } else {
+                path.clone()
+            };
+            if real.is_dir() {
+                if depth < 6 {
+                    walk(&path, root, real_root, depth + 1, out);
+                }
+            } else if indexable(&path) && real.is_file() {
                 let shown = path
                     .strip_prefix(root)
                     .unwrap_or(&path)
@@ -358,7 +383,7 @@ fn collect_files(roots: &[PathBuf]) -> Vec<(PathBuf, String)> {
                     .map(|c| c.as_os_str().to_string_lossy().into_owned())
                     .collect::<Vec<_>>()
                     .join("/");
-                out.push((path, shown));
+                out.push((real, shown));
             }
         }
     }
@@ -367,7 +392,8 @@ fn collect_files(roots: &[PathBuf]) -> Vec<(PathBuf, String)> {
         if root.is_dir() {
             let shown_root = root.file_name().map(|n| n.to_string_lossy().into_owned());
             let mut found = Vec::new();
-            walk(root, root, 0, &mut found);
+            let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
+            walk(root, root, &real_root, 0, &mut found);
             for (path, shown) in found {
                 // Keep the folder's name so two roots cannot shadow each other.
                 let shown = match &shown_root {

@@ -10,6 +10,7 @@
 pub mod budget;
 pub mod deltas;
 pub mod extractive;
+pub mod limited;
 pub mod openai;
 pub mod repetition;
 

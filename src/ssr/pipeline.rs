@@ -460,7 +460,8 @@ impl Turn {
     /// new one when there is none. A database failure is logged and told; the answer goes
     /// on unsaved.
     async fn store_question(&mut self) {
-        let owner = self.session.id.to_string();
+        let owner = self.session.owner();
+        let browser = self.session.id.to_string();
         let store = Arc::clone(&self.state.store);
         let conversation = match self.session.conversation_id() {
             Some(id) => Ok(id),
@@ -476,7 +477,7 @@ impl Turn {
                         // conversation came meanwhile (this answer still goes into it).
                         if self.session.start_conversation(self.generation, id.clone()) {
                             if let Err(error) =
-                                store.set_browser_conversation(&owner, Some(&id)).await
+                                store.set_browser_conversation(&browser, Some(&id)).await
                             {
                                 tracing::warn!(%error, "cannot save the browser's conversation");
                             }
@@ -642,10 +643,76 @@ impl Turn {
         self.send(AnswerEvent::Sources { sources }).await
     }
 
-    /// Appends answer text.
+    /// Appends answer text. Past `CITED_MAX_ANSWER_CHARS` the rest is dropped, with one
+    /// notice.
     pub async fn token(&mut self, text: String) -> Result<(), Halted> {
+        let cap = self.state.config.capacity.answer_chars;
+        if self.exchange.answer.len() >= cap {
+            return self.check();
+        }
+        let room = cap - self.exchange.answer.len();
+        let text = if text.len() > room {
+            let mut end = room;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            let kept = text[..end].to_string();
+            let notice = self
+                .texts()
+                .answer_too_long
+                .replace("{max}", &cap.to_string());
+            self.exchange.answer.push_str(&kept);
+            self.send(AnswerEvent::Token { text: kept }).await?;
+            return self.notice(Level::Warning, notice).await;
+        } else {
+            text
+        };
         self.exchange.answer.push_str(&text);
         self.send(AnswerEvent::Token { text }).await
+    }
+
+    /// Waits for the answer's turn under the server's limits (`CITED_MAX_RESEARCH` for
+    /// Research, then `CITED_MAX_ANSWERS`), telling the status line its place while it
+    /// waits. The slots are held until they are dropped.
+    pub async fn admit(&self) -> Result<Vec<crate::ssr::limits::Slot>, Halted> {
+        let limits = Arc::clone(&self.state.limits);
+        let mut gates = Vec::new();
+        if self.input.mode == Mode::Research {
+            gates.push(Arc::clone(&limits.research));
+        }
+        gates.push(Arc::clone(&limits.answers));
+        let mut slots = Vec::new();
+        let mut queued = false;
+        for gate in gates {
+            if let Some(slot) = gate.try_enter() {
+                slots.push(slot);
+                continue;
+            }
+            queued = true;
+            let (places, mut heard) = mpsc::unbounded_channel();
+            let enter = gate.enter(move |place| {
+                let _ = places.send(place);
+            });
+            tokio::pin!(enter);
+            loop {
+                tokio::select! {
+                    biased;
+                    () = self.halted() => return Err(Halted),
+                    slot = &mut enter => {
+                        slots.push(slot);
+                        break;
+                    }
+                    Some(place) = heard.recv() => {
+                        let position = u32::try_from(place).unwrap_or(u32::MAX);
+                        self.status(Some(Status::Queued { position })).await?;
+                    }
+                }
+            }
+        }
+        if queued {
+            self.status(None).await?;
+        }
+        Ok(slots)
     }
 
     /// The answer failed: an error notice and the `Failed` event.

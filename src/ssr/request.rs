@@ -19,6 +19,11 @@ use crate::ssr::store::StoredBrowser;
 
 pub const COOKIE_NAME: &str = "cited_session";
 
+/// The nonce of a page's hydration script, minted per request by `web::guard`, which
+/// names it in the CSP header.
+#[derive(Clone, Debug)]
+pub struct CspNonce(pub String);
+
 /// Request extension carrying the caller's session to pages and server functions.
 #[derive(Clone)]
 pub struct CurrentSession(pub Arc<Session>);
@@ -110,6 +115,16 @@ pub fn request_lang() -> Lang {
         .get::<CurrentSession>()
         .map(|c| c.0.clone());
     lang_for(session.as_deref(), &parts.headers)
+}
+
+/// The CSP nonce of the page being rendered (minted by `web::guard`).
+pub fn request_nonce() -> Option<String> {
+    let parts = leptos::prelude::use_context::<axum::http::request::Parts>()?;
+    parts
+        .extensions
+        .get::<CspNonce>()
+        .map(|nonce| nonce.0.clone())
+        .filter(|nonce| !nonce.is_empty())
 }
 
 /// The session of the request being handled, inside a page render or a server function.

@@ -62,6 +62,9 @@ impl fmt::Debug for SessionId {
 /// One browser's state.
 pub struct Session {
     pub id: SessionId,
+    /// The signed-in user this browser belongs to (accounts or proxy sign-in); `None` when
+    /// nobody signs in and the browser is its own anonymous user.
+    pub user: Option<String>,
     last_seen: Mutex<Instant>,
     settings: Mutex<Settings>,
     /// Identical searches within the session are answered from here.
@@ -97,6 +100,7 @@ impl Session {
     pub fn new(id: SessionId, now: Instant) -> Session {
         Session {
             id,
+            user: None,
             last_seen: Mutex::new(now),
             settings: Mutex::new(Settings::default()),
             search_cache: Mutex::new(SearchCache::default()),
@@ -107,6 +111,21 @@ impl Session {
             next_answer_id: AtomicU64::new(1),
             generation: AtomicU64::new(0),
             pages: Mutex::new((None, HashMap::new())),
+        }
+    }
+
+    /// The same session, bound to `user`.
+    pub fn with_user(mut self, user: Option<String>) -> Session {
+        self.user = user;
+        self
+    }
+
+    /// Whose conversations this session reads and writes: the signed-in user's (shared by
+    /// all their browsers), else the browser's own.
+    pub fn owner(&self) -> String {
+        match &self.user {
+            Some(user) => owner_of_user(user),
+            None => self.id.to_string(),
         }
     }
 
@@ -291,6 +310,12 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// The owner key of a user's conversations. Browser ids are hex and never hold a `:`, so
+/// the two kinds of owner cannot collide.
+pub fn owner_of_user(user: &str) -> String {
+    format!("user:{user}")
+}
+
 /// All live sessions.
 pub struct SessionStore {
     sessions: Mutex<HashMap<SessionId, Arc<Session>>>,
@@ -340,6 +365,25 @@ impl SessionStore {
         }
         sessions.insert(session.id, session.clone());
         session
+    }
+
+    /// Forgets one session (signed out); its running answer stops.
+    pub fn remove(&self, id: &SessionId) {
+        if let Some(session) = lock(&self.sessions).remove(id) {
+            session.stop_answer();
+        }
+    }
+
+    /// Forgets every session of `user` (signed out everywhere, removed, new password).
+    pub fn remove_user(&self, user: &str) {
+        let mut sessions = lock(&self.sessions);
+        sessions.retain(|_, session| {
+            let keep = session.user.as_deref() != Some(user);
+            if !keep {
+                session.stop_answer();
+            }
+            keep
+        });
     }
 
     /// Forgets sessions idle for longer than the limit; returns how many were dropped.

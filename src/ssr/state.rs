@@ -11,6 +11,7 @@ use crate::model::{Level, Notice, Sources};
 use crate::ssr::config::Config;
 use crate::ssr::fetch::FetchPolicy;
 use crate::ssr::knowledge::KnowledgeBase;
+use crate::ssr::limits::Limits;
 use crate::ssr::llm::extractive::Extractive;
 use crate::ssr::llm::openai::{ClientOptions, OpenAiClient};
 use crate::ssr::llm::ChatModel;
@@ -37,6 +38,12 @@ pub struct AppState {
     pub knowledge: Arc<KnowledgeBase>,
     /// Where conversations last (`CITED_DATABASE_URL`).
     pub store: Arc<Store>,
+    /// How much runs at once, and rate limits.
+    pub limits: Arc<Limits>,
+    /// Cancelled when the server shuts down: running answers stop and are saved.
+    pub shutdown: tokio_util::sync::CancellationToken,
+    /// Running answers, so shutdown can wait for them to be saved.
+    pub answers: tokio_util::task::TaskTracker,
 }
 
 /// The search provider an answer uses, and the notice that goes with it.
@@ -76,11 +83,23 @@ impl AppState {
                 Store::open("sqlite::memory:").expect("an in-memory SQLite database always opens")
             }
         };
+        let limits = Arc::new(Limits::new(&config.capacity));
+        let llm: Arc<dyn ChatModel> = Arc::new(crate::ssr::llm::limited::Limited {
+            inner: llm,
+            permits: Arc::clone(&limits.model_calls),
+        });
+        let fetch = FetchPolicy {
+            readers: Some(Arc::clone(&limits.page_reads)),
+            ..FetchPolicy::default()
+        };
         AppState {
+            limits,
+            shutdown: tokio_util::sync::CancellationToken::new(),
+            answers: tokio_util::task::TaskTracker::new(),
             store: Arc::new(store),
             llm,
             knowledge,
-            fetch: Arc::new(FetchPolicy::default()),
+            fetch: Arc::new(fetch),
             sessions: Arc::new(SessionStore::new(config.session_idle)),
             search: Arc::new(searxng.clone()),
             search_health: Arc::new(HealthMonitor::new(searxng)),

@@ -23,6 +23,7 @@ use tower_http::trace::TraceLayer;
 use crate::app::{shell, App};
 use crate::ssr::state::AppState;
 
+pub mod guard;
 pub mod history_routes;
 pub mod knowledge_page;
 pub mod openai_api;
@@ -72,7 +73,13 @@ pub fn router(state: AppState) -> Router {
         .leptos_routes_with_context(
             &state,
             routes,
-            || leptos::prelude::provide_context(crate::ssr::request::request_lang()),
+            || {
+                leptos::prelude::provide_context(crate::ssr::request::request_lang());
+                // The hydration script carries the nonce the CSP header names.
+                if let Some(nonce) = crate::ssr::request::request_nonce() {
+                    leptos::prelude::provide_context(leptos::nonce::Nonce::from_value(nonce));
+                }
+            },
             {
                 let options = options.clone();
                 move || shell(options.clone())
@@ -92,6 +99,13 @@ pub fn router(state: AppState) -> Router {
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             REQUEST_TIMEOUT,
+        ))
+        .layer(axum::extract::DefaultBodyLimit::max(
+            state.config.capacity.body_bytes,
+        ))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            guard::guard,
         ))
         .layer(
             TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
@@ -115,28 +129,113 @@ async fn healthz() -> &'static str {
     "ok"
 }
 
-/// Serves until `shutdown` resolves, then lets in-flight requests finish.
+/// How long shutdown waits for running answers to stop and be saved, and then for open
+/// connections to finish.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// Serves until `shutdown` resolves. Then it stops taking connections, stops every running
+/// answer (each is saved as stopped), waits for them, and lets open connections finish.
+///
+/// Its own accept loop rather than `axum::serve`, for what that lacks: a header-read
+/// timeout (`CITED_HEADER_TIMEOUT_SECS`, which also closes idle keep-alive connections), a
+/// cap on open connections (`CITED_MAX_CONNECTIONS`; more wait in the kernel's queue) and
+/// the peer address of each request (for rate limits and proxy sign-in).
 pub async fn run(
     listener: TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+    use hyper_util::server::conn::auto;
+    use tower::ServiceExt;
+
     let sessions = state.sessions.clone();
+    let limits = state.limits.clone();
     let sweeper = tokio::spawn(async move {
         let mut ticks = tokio::time::interval(SWEEP_EVERY);
         loop {
             ticks.tick().await;
             let dropped = sessions.sweep(std::time::Instant::now());
+            limits.sweep();
             if dropped > 0 {
                 tracing::debug!(dropped, "expired idle sessions");
             }
         }
     });
-    let result = axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let capacity = state.config.capacity.clone();
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(capacity.header_timeout)
+        .max_buf_size(64 * 1024);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(Some(Duration::from_secs(30)))
+        .keep_alive_timeout(capacity.header_timeout)
+        .max_header_list_size(64 * 1024);
+    let app = router(state.clone());
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let open = std::sync::Arc::new(tokio::sync::Semaphore::new(capacity.connections));
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            permit = open.clone().acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+            () = &mut shutdown => break,
+        };
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Out of file descriptors and the like: wait instead of spinning.
+                    tracing::warn!(%error, "cannot accept a connection");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let service = hyper::service::service_fn(move |mut request: Request<hyper::body::Incoming>| {
+            request
+                .extensions_mut()
+                .insert(axum::extract::ConnectInfo(peer));
+            app.clone().oneshot(request)
+        });
+        let connection = builder
+            .serve_connection_with_upgrades(TokioIo::new(stream), service)
+            .into_owned();
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::trace!(%error, "connection ended with an error");
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    tracing::info!("stopping running answers");
+    state.shutdown.cancel();
+    state.answers.close();
+    if tokio::time::timeout(SHUTDOWN_GRACE, state.answers.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("answers still running after the grace period");
+    }
+    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open after the grace period");
+    }
     sweeper.abort();
-    result
+    Ok(())
 }
 
 /// Resolves on SIGINT (ctrl-c) or SIGTERM.

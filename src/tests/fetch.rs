@@ -130,6 +130,9 @@ fn address_classes() {
         "1.1.1.1",
         "2606:4700:4700::1111",
         "93.184.216.34",
+        "::ffff:8.8.8.8",
+        "2002:808:808::1",
+        "64:ff9b::808:808",
     ] {
         assert!(is_public(ip.parse().unwrap()), "{ip}");
     }
@@ -152,6 +155,21 @@ fn address_classes() {
         "::ffff:10.0.0.1",
         "64:ff9b::a00:1",
         "2001:db8::1",
+        // IPv4-compatible, 6to4 and NAT64 forms of private addresses.
+        "::a00:1",
+        "::7f00:1",
+        "2002:a00:1::1",
+        "2002:7f00:1::",
+        "2002:a9fe:a9fe::",
+        // Local-use NAT64, site-local, discard, Teredo, benchmarking, documentation.
+        "64:ff9b:1::a00:1",
+        "64:ff9b:1::808:808",
+        "fec0::1",
+        "100::1",
+        "2001::1",
+        "2001:2::1",
+        "3fff::1",
+        "ff02::1",
     ] {
         assert!(!is_public(ip.parse().unwrap()), "{ip}");
     }
@@ -237,4 +255,66 @@ async fn limits_hold() {
         deep_read(&format!("http://{addr}/slow"), &policy).await,
         Err(FetchError::Timeout { .. })
     ));
+}
+
+#[tokio::test]
+async fn the_name_lookup_counts_against_the_deadline() {
+    // With no time at all, the lookup of a name is cut by the deadline before its answer
+    // (loopback, which would be refused) is seen.
+    let policy = FetchPolicy {
+        timeout: Duration::ZERO,
+        ..FetchPolicy::default()
+    };
+    let error = deep_read("http://localhost:1/", &policy).await.unwrap_err();
+    assert!(matches!(error, FetchError::Timeout { .. }), "{error:?}");
+}
+
+/// A proxy named in the environment would resolve the page's name itself, around the
+/// checked, pinned address, so the reader never uses one. The proxy variables are read when
+/// a client is built, so this runs in a child process of its own (the test binary again,
+/// this test only) where they are set, leaving the other tests' clients alone.
+#[test]
+fn proxy_variables_are_ignored() {
+    const CHILD: &str = "CITED_TEST_PROXY_CHILD";
+    if std::env::var_os(CHILD).is_none() {
+        let proxy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let proxy_addr = proxy.local_addr().unwrap();
+        proxy.set_nonblocking(true).unwrap();
+        let output = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "tests::fetch::proxy_variables_are_ignored",
+                "--nocapture",
+            ])
+            .env(CHILD, "1")
+            .env("HTTP_PROXY", format!("http://{proxy_addr}"))
+            .env("http_proxy", format!("http://{proxy_addr}"))
+            .env("ALL_PROXY", format!("http://{proxy_addr}"))
+            .env_remove("NO_PROXY")
+            .env_remove("no_proxy")
+            .output()
+            .unwrap();
+        let printed = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success() && printed.contains("1 passed"),
+            "{printed}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            proxy.accept().is_err(),
+            "nothing ever connected to the proxy"
+        );
+        return;
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let addr = server().await;
+        let page = deep_read(&format!("http://{addr}/plain"), &policy(addr))
+            .await
+            .expect("read directly, not through the proxy");
+        assert_eq!(page.text, "just text");
+    });
 }

@@ -121,6 +121,42 @@ async fn changed_files_are_indexed_again() {
     assert!(search(&base, "zebra").await.is_empty());
 }
 
+#[cfg(unix)]
+#[tokio::test]
+async fn links_are_followed_only_inside_the_folder() {
+    use std::os::unix::fs::symlink;
+    let outside = TempDir::new("knowledge-outside");
+    std::fs::write(
+        outside.0.join("credentials.md"),
+        "# Keys\n\nThe password of the production database is hunter2 and must stay secret.\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(outside.0.join("private")).unwrap();
+    std::fs::write(
+        outside.0.join("private/diary.md"),
+        "# Diary\n\nA private diary entry about the walrus.\n",
+    )
+    .unwrap();
+    let dir = corpus();
+    symlink(outside.0.join("credentials.md"), dir.0.join("notes.md")).unwrap();
+    symlink(outside.0.join("private"), dir.0.join("linked")).unwrap();
+    symlink(dir.0.join("guide.md"), dir.0.join("guide-link.md")).unwrap();
+    symlink(dir.0.join("pages"), dir.0.join("pages-link")).unwrap();
+    let base = KnowledgeBase::open(vec![dir.0.clone()], 200);
+    assert!(search(&base, "hunter2 password").await.is_empty());
+    assert!(search(&base, "walrus diary").await.is_empty());
+    assert_eq!(
+        base.len(),
+        6,
+        "the four files and the two links that stay inside"
+    );
+    let found = search(&base, "which async runtime do servers use").await;
+    assert!(
+        found.iter().any(|s| s.url.contains("/pages-link/runtime.html")),
+        "a link to a folder inside is followed: {found:?}"
+    );
+}
+
 #[tokio::test]
 async fn the_document_page_highlights_the_passage_and_serves_only_indexed_files() {
     let dir = corpus();

@@ -11,9 +11,9 @@ const LAYERS: &[&[&str]] = &[
     &["model"],
     &["citation", "error"],
     &["i18n"],
-    &["ssr::net", "ssr::tolerant"],
+    &["ssr::net", "ssr::tolerant", "ssr::blocking"],
     &["ssr::config"],
-    &["ssr::search", "ssr::llm", "ssr::fetch", "ssr::store"],
+    &["ssr::search", "ssr::llm", "ssr::fetch", "ssr::store", "ssr::limits"],
     &[
         "ssr::knowledge",
         "ssr::align",

@@ -86,7 +86,7 @@ impl Turn {
             .filter_map(|found| async move { found })
             .collect()
             .await;
-        let work = tokio::task::spawn_blocking(move || {
+        let work = crate::ssr::blocking::run(move || {
             // One sentence may cite a source twice: check each pair once.
             let mut done: HashMap<(String, u32), Alignment> = HashMap::new();
             cited
@@ -116,7 +116,7 @@ impl Turn {
         let checked = tokio::select! {
             biased;
             () = self.cancel.cancelled() => None,
-            done = tokio::time::timeout_at(deadline, work) => done.ok().and_then(Result::ok),
+            done = tokio::time::timeout_at(deadline, work) => done.ok().flatten(),
         };
         let Some(alignments) = checked else {
             tracing::warn!(

@@ -1,0 +1,277 @@
+//! How much the app takes on at once, and from whom (`Capacity`): a fair queue for answers
+//! (and a narrower one for Research), semaphores for model calls and page reads, and rate
+//! limits per user and per address (GCRA, `governor`).
+//!
+//! The queue is first come, first served, and each waiter can be told its place, so the
+//! status line says "排队中，第 N 位" instead of hanging. A waiter that goes away (stop, the
+//! browser closed) leaves the queue at once.
+
+use std::collections::VecDeque;
+use std::net::IpAddr;
+use std::num::NonZeroU32;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+
+use crate::ssr::config::Capacity;
+
+/// A first-come, first-served queue in front of `capacity` slots.
+pub struct Gate {
+    capacity: usize,
+    state: Mutex<GateState>,
+    changed: Notify,
+}
+
+#[derive(Default)]
+struct GateState {
+    running: usize,
+    queue: VecDeque<u64>,
+    next_ticket: u64,
+}
+
+/// A slot of a [`Gate`]; dropping it frees the slot.
+pub struct Slot {
+    gate: Arc<Gate>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.gate.lock().running -= 1;
+        self.gate.changed.notify_waiters();
+    }
+}
+
+/// Removes a ticket from the queue when its waiter goes away before its turn.
+struct Waiting<'a> {
+    gate: &'a Gate,
+    ticket: u64,
+    served: bool,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if !self.served {
+            let mut state = self.gate.lock();
+            state.queue.retain(|ticket| *ticket != self.ticket);
+            drop(state);
+            self.gate.changed.notify_waiters();
+        }
+    }
+}
+
+impl Gate {
+    pub fn new(capacity: usize) -> Arc<Gate> {
+        Arc::new(Gate {
+            capacity: capacity.max(1),
+            state: Mutex::new(GateState::default()),
+            changed: Notify::new(),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, GateState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Answers running and waiting.
+    pub fn load(&self) -> (usize, usize) {
+        let state = self.lock();
+        (state.running, state.queue.len())
+    }
+
+    /// A slot at once, without queueing, when one is free and nobody waits.
+    pub fn try_enter(self: &Arc<Gate>) -> Option<Slot> {
+        let mut state = self.lock();
+        if state.queue.is_empty() && state.running < self.capacity {
+            state.running += 1;
+            return Some(Slot {
+                gate: Arc::clone(self),
+            });
+        }
+        None
+    }
+
+    /// Waits for a slot in arrival order. `place` hears the waiter's place in the queue (1
+    /// = next) whenever it changes; not at all when a slot is free at once.
+    pub async fn enter(self: &Arc<Gate>, mut place: impl FnMut(usize)) -> Slot {
+        if let Some(slot) = self.try_enter() {
+            return slot;
+        }
+        let ticket = {
+            let mut state = self.lock();
+            let ticket = state.next_ticket;
+            state.next_ticket += 1;
+            state.queue.push_back(ticket);
+            ticket
+        };
+        let mut waiting = Waiting {
+            gate: self,
+            ticket,
+            served: false,
+        };
+        let mut told = 0;
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            {
+                let mut state = self.lock();
+                let position = state
+                    .queue
+                    .iter()
+                    .position(|t| *t == ticket)
+                    .unwrap_or(0);
+                if position == 0 && state.running < self.capacity {
+                    state.queue.pop_front();
+                    state.running += 1;
+                    waiting.served = true;
+                    drop(state);
+                    // The next in line may fit too.
+                    self.changed.notify_waiters();
+                    return Slot {
+                        gate: Arc::clone(self),
+                    };
+                }
+                if position + 1 != told {
+                    told = position + 1;
+                    drop(state);
+                    place(told);
+                }
+            }
+            changed.await;
+        }
+    }
+}
+
+/// Rate limits by a key: at most `per_minute`, with a burst of a fifth of it (at least
+/// `min_burst`).
+pub struct Rate<K: std::hash::Hash + Eq + Clone> {
+    limiter: DefaultKeyedRateLimiter<K>,
+}
+
+impl<K: std::hash::Hash + Eq + Clone> Rate<K> {
+    pub fn per_minute(per_minute: u32, min_burst: u32) -> Rate<K> {
+        let rate = NonZeroU32::new(per_minute).unwrap_or(NonZeroU32::MIN);
+        let burst = NonZeroU32::new((per_minute / 5).max(min_burst).min(per_minute.max(1)))
+            .unwrap_or(NonZeroU32::MIN);
+        Rate {
+            limiter: RateLimiter::keyed(Quota::per_minute(rate).allow_burst(burst)),
+        }
+    }
+
+    /// `Ok`, or how long until the key may go again.
+    pub fn check(&self, key: &K) -> Result<(), Duration> {
+        self.limiter
+            .check_key(key)
+            .map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now()))
+    }
+
+    /// Forgets keys whose limit has fully recovered.
+    pub fn sweep(&self) {
+        self.limiter.retain_recent();
+        self.limiter.shrink_to_fit();
+    }
+}
+
+/// Every limit of one app.
+pub struct Limits {
+    pub answers: Arc<Gate>,
+    pub research: Arc<Gate>,
+    pub model_calls: Arc<Semaphore>,
+    pub page_reads: Arc<Semaphore>,
+    /// Questions per user (or anonymous browser).
+    pub asks: Rate<String>,
+    /// Requests per client address.
+    pub requests: Rate<IpAddr>,
+    pub capacity: Capacity,
+}
+
+impl Limits {
+    pub fn new(capacity: &Capacity) -> Limits {
+        Limits {
+            answers: Gate::new(capacity.answers),
+            research: Gate::new(capacity.research),
+            model_calls: Arc::new(Semaphore::new(capacity.model_calls)),
+            page_reads: Arc::new(Semaphore::new(capacity.page_reads)),
+            asks: Rate::per_minute(capacity.asks_per_minute, 5),
+            requests: Rate::per_minute(capacity.requests_per_minute, 20),
+            capacity: capacity.clone(),
+        }
+    }
+
+    /// A model call's turn.
+    pub async fn model_call(&self) -> Option<OwnedSemaphorePermit> {
+        Arc::clone(&self.model_calls).acquire_owned().await.ok()
+    }
+
+    /// A page read's turn.
+    pub async fn page_read(&self) -> Option<OwnedSemaphorePermit> {
+        Arc::clone(&self.page_reads).acquire_owned().await.ok()
+    }
+
+    pub fn sweep(&self) {
+        self.asks.sweep();
+        self.requests.sweep();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_queue_is_first_come_first_served_and_tells_each_its_place() {
+        let gate = Gate::new(1);
+        let first = gate.enter(|_| panic!("a free slot is taken at once")).await;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut waiters = Vec::new();
+        for name in 0..3 {
+            let waiter = Arc::clone(&gate);
+            let tx = tx.clone();
+            waiters.push(tokio::spawn(async move {
+                let slot = waiter
+                    .enter(|place| {
+                        let _ = tx.send((name, place));
+                    })
+                    .await;
+                let _ = tx.send((name, 0));
+                slot
+            }));
+            // Each joins the queue before the next.
+            while gate.load().1 < name + 1 {
+                tokio::task::yield_now().await;
+            }
+        }
+        let mut heard = Vec::new();
+        while heard.len() < 3 {
+            heard.push(rx.recv().await.unwrap());
+        }
+        assert_eq!(heard, vec![(0, 1), (1, 2), (2, 3)]);
+        // The second leaves: the third moves up.
+        waiters.remove(1).abort();
+        assert_eq!(rx.recv().await.unwrap(), (2, 2));
+        drop(first);
+        assert_eq!(rx.recv().await.unwrap(), (0, 0), "the first in line goes first");
+        let slot = waiters.remove(0).await.unwrap();
+        assert_eq!(rx.recv().await.unwrap(), (2, 1));
+        drop(slot);
+        assert_eq!(rx.recv().await.unwrap(), (2, 0));
+        assert_eq!(gate.load(), (1, 0));
+    }
+
+    #[test]
+    fn a_burst_over_the_rate_is_refused_with_the_wait() {
+        let rate: Rate<String> = Rate::per_minute(60, 5);
+        let key = "alice".to_string();
+        for _ in 0..12 {
+            assert!(rate.check(&key).is_ok());
+        }
+        let wait = rate.check(&key).unwrap_err();
+        assert!(wait <= Duration::from_secs(1), "{wait:?}");
+        assert!(rate.check(&"bob".to_string()).is_ok(), "keys are separate");
+    }
+}
