@@ -464,6 +464,9 @@ pub struct History {
     #[serde(default)]
     pub current: Option<String>,
     pub conversations: Vec<ConversationSummary>,
+    /// The signed-in user, when people sign in (`CITED_AUTH`).
+    #[serde(default)]
+    pub user: Option<String>,
 }
 
 /// Which day a conversation belongs to in the history list.

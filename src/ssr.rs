@@ -16,6 +16,7 @@ pub mod limits;
 pub mod llm;
 pub mod messages;
 pub mod net;
+pub mod passwords;
 pub mod pipeline;
 pub mod prompts;
 pub mod request;

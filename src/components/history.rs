@@ -18,6 +18,7 @@ pub fn HistoryPanel(
     close: Option<Callback<()>>,
 ) -> impl IntoView {
     let t = use_texts();
+    let user = history.user.clone();
     let items = RwSignal::new(history.conversations.clone());
     let deleted: RwSignal<Option<ConversationSummary>> = RwSignal::new(None);
     let problem = RwSignal::new(String::new());
@@ -112,6 +113,16 @@ pub fn HistoryPanel(
                         })
                 }}
             </p>
+            {user.map(|user| view! {
+                // Plain forms: signing out works without JavaScript.
+                <form class="account" method="post" action="/logout">
+                    <p class="account-name">{t.signed_in_as.replace("{name}", &user)}</p>
+                    <button type="submit" class="account-button">{t.sign_out}</button>
+                    <button type="submit" class="account-button" name="everywhere" value="1">
+                        {t.sign_out_everywhere}
+                    </button>
+                </form>
+            })}
         </nav>
     }
     .into_any()

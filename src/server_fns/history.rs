@@ -23,7 +23,7 @@ pub async fn get_history(#[server(default)] query: Option<String>) -> Result<His
             ..History::default()
         });
     };
-    let owner = session.id.to_string();
+    let owner = session.owner();
     let query = query
         .map(|q| q.trim().to_string())
         .filter(|q| !q.is_empty());
@@ -40,6 +40,7 @@ pub async fn get_history(#[server(default)] query: Option<String>) -> Result<His
         query,
         current: session.conversation_id(),
         conversations,
+        user: session.user.clone(),
     })
 }
 
@@ -52,7 +53,7 @@ pub async fn open_conversation(id: String) -> Result<Option<ConversationView>, A
     let Some(session) = current() else {
         return Ok(None);
     };
-    let owner = session.id.to_string();
+    let owner = session.owner();
     let stored = state
         .store
         .conversation(&owner, &id)
@@ -90,7 +91,7 @@ pub async fn rename_conversation(id: String, title: String) -> Result<bool, AppE
     };
     state()?
         .store
-        .rename(&session.id.to_string(), &id, &title)
+        .rename(&session.owner(), &id, &title)
         .await
         .map_err(|error| {
             tracing::error!(%error, "cannot rename a conversation");
@@ -115,7 +116,7 @@ pub async fn delete_conversation(id: String, deleted: bool) -> Result<bool, AppE
     }
     state
         .store
-        .set_deleted(&session.id.to_string(), &id, deleted)
+        .set_deleted(&session.owner(), &id, deleted)
         .await
         .map_err(|error| {
             tracing::error!(%error, "cannot delete a conversation");
@@ -135,7 +136,7 @@ pub async fn share_conversation(id: String, on: bool) -> Result<Option<String>, 
     let token = on.then(|| crate::ssr::session::SessionId::random().to_string());
     state()?
         .store
-        .set_share(&session.id.to_string(), &id, token.as_deref())
+        .set_share(&session.owner(), &id, token.as_deref())
         .await
         .map_err(|error| {
             tracing::error!(%error, "cannot share a conversation");

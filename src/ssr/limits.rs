@@ -187,6 +187,8 @@ pub struct Limits {
     pub asks: Rate<String>,
     /// Requests per client address.
     pub requests: Rate<IpAddr>,
+    /// Sign-in attempts per client address (10 a minute).
+    pub sign_ins: Rate<IpAddr>,
     pub capacity: Capacity,
 }
 
@@ -199,6 +201,7 @@ impl Limits {
             page_reads: Arc::new(Semaphore::new(capacity.page_reads)),
             asks: Rate::per_minute(capacity.asks_per_minute, 5),
             requests: Rate::per_minute(capacity.requests_per_minute, 20),
+            sign_ins: Rate::per_minute(10, 5),
             capacity: capacity.clone(),
         }
     }
@@ -216,6 +219,7 @@ impl Limits {
     pub fn sweep(&self) {
         self.asks.sweep();
         self.requests.sweep();
+        self.sign_ins.sweep();
     }
 }
 

@@ -1020,7 +1020,7 @@ impl Turn {
         }
         let llm = Arc::clone(&self.state.llm);
         let store = Arc::clone(&self.state.store);
-        let owner = self.session.id.to_string();
+        let owner = self.session.owner();
         let asked = crate::ssr::store::title_from(&exchange.question);
         let request = ChatRequest {
             deadline: Some(TITLE_DEADLINE),

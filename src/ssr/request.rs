@@ -14,6 +14,7 @@ use axum::response::Response;
 use crate::error::AppError;
 use crate::model::Lang;
 use crate::ssr::session::{Session, SessionId};
+use crate::ssr::config::Auth;
 use crate::ssr::state::AppState;
 use crate::ssr::store::StoredBrowser;
 
@@ -58,12 +59,12 @@ pub async fn find_session(state: &AppState, raw_id: &str) -> Option<Arc<Session>
             return Some(state.sessions.insert(Session::new(id, now)));
         }
     };
-    let session = Session::new(id, now);
+    let session = Session::new(id, now).with_user(browser.user);
     session.update_settings(|settings| *settings = browser.settings);
     if let Some(conversation) = browser.conversation {
         match state
             .store
-            .conversation(&id.to_string(), &conversation)
+            .conversation(&session.owner(), &conversation)
             .await
         {
             Ok(Some(stored)) => {
@@ -77,20 +78,154 @@ pub async fn find_session(state: &AppState, raw_id: &str) -> Option<Arc<Session>
     Some(state.sessions.insert(session))
 }
 
+/// Paths anyone may reach when people must sign in: the sign-in page, assets, the health
+/// check, shared conversations (a share link is for people without an account) and the
+/// API's description.
+fn public_path(path: &str) -> bool {
+    path == "/login"
+        || path == "/logout"
+        || path == "/healthz"
+        || path == "/openapi.json"
+        || path.starts_with("/pkg/")
+        || path.starts_with("/s/")
+        || path == "/api/shared"
+        || path.starts_with("/favicon")
+}
+
 /// Middleware: hands the browser's session (when its cookie names one) to pages and server
-/// functions. Nothing is minted here: a session is created only when a browser first asks
-/// or changes a setting ([`session_or_mint`]), never for assets, 404s or `/healthz`.
+/// functions. Nothing is minted here for anonymous browsers: a session is created only when
+/// a browser first asks or changes a setting ([`session_or_mint`]), never for assets, 404s
+/// or `/healthz`.
+///
+/// When people must sign in (`CITED_AUTH`), only a session bound to a user counts; behind
+/// a trusted proxy the user comes from its header, and a session is bound to them here.
+/// Without one, a page answers with the sign-in page (303 to `/login`) and anything else
+/// with 401.
 pub async fn attach(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
-    let path = request.uri().path();
+    let path = request.uri().path().to_string();
     if path.starts_with("/pkg/") || path == "/healthz" || path == "/favicon.ico" {
         return next.run(request).await;
     }
-    if let Some(raw_id) = cookie_id(&request) {
-        if let Some(session) = find_session(&state, &raw_id).await {
-            request.extensions_mut().insert(CurrentSession(session));
+    let mut session = match cookie_id(&request) {
+        Some(raw_id) => find_session(&state, &raw_id).await,
+        None => None,
+    };
+    let mut minted = None;
+    match &state.config.access.auth {
+        Auth::Off => {}
+        Auth::Accounts => session = session.filter(|s| s.user.is_some()),
+        Auth::Proxy { header, from } => {
+            let user = proxy_user(&request, header, from);
+            if session.as_ref().and_then(|s| s.user.clone()) != user {
+                session = None;
+            }
+            if let (None, Some(user)) = (&session, user) {
+                let new = sign_in(&state, &user).await;
+                minted = Some(new.id);
+                session = Some(new);
+            }
         }
     }
-    next.run(request).await
+    let signed_in = session.is_some();
+    if let Some(session) = session {
+        request.extensions_mut().insert(CurrentSession(session));
+    }
+    if state.config.access.auth != Auth::Off && !signed_in && !public_path(&path) {
+        return refuse_anonymous(&state, &request, &path);
+    }
+    let mut response = next.run(request).await;
+    if let Some(id) = minted {
+        if let Some(cookie) = session_cookie(&state, Some(&id.to_string())) {
+            response.headers_mut().append(SET_COOKIE, cookie);
+        }
+    }
+    response
+}
+
+/// The user a trusted proxy names, when the request comes from one.
+fn proxy_user(
+    request: &Request,
+    header: &str,
+    from: &[crate::ssr::config::IpNet],
+) -> Option<String> {
+    let peer = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()?
+        .0
+        .ip();
+    if !from.iter().any(|net| net.contains(peer)) {
+        return None;
+    }
+    let name = request.headers().get(header)?.to_str().ok()?.trim();
+    crate::ssr::passwords::valid_name(name).then(|| name.to_string())
+}
+
+/// A new session bound to `user`, kept in memory and in the store; it starts with the
+/// settings of the user's most recently used browser.
+pub async fn sign_in(state: &AppState, user: &str) -> Arc<Session> {
+    let session = Session::new(SessionId::random(), Instant::now()).with_user(Some(user.to_string()));
+    match state.store.latest_settings(user).await {
+        Ok(Some(settings)) => {
+            session.update_settings(|current| *current = settings);
+        }
+        Ok(None) => {}
+        Err(error) => tracing::warn!(%error, "cannot read the user's settings"),
+    }
+    let session = state.sessions.insert(session);
+    remember(state, &session).await;
+    tracing::info!(session = ?session.id, "signed in");
+    session
+}
+
+/// The session cookie for `id` (`None`: one that clears it). HttpOnly, SameSite=Lax, and
+/// Secure when the app is reached over https (`CITED_PUBLIC_URL`).
+pub fn session_cookie(state: &AppState, id: Option<&str>) -> Option<HeaderValue> {
+    let secure = if state.config.access.secure_cookies() {
+        "; Secure"
+    } else {
+        ""
+    };
+    // A year: the history lives as long as the cookie does.
+    let cookie = match id {
+        Some(id) => format!("{COOKIE_NAME}={id}; Path=/; Max-Age=31536000; HttpOnly; SameSite=Lax{secure}"),
+        None => format!("{COOKIE_NAME}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax{secure}"),
+    };
+    HeaderValue::from_str(&cookie).ok()
+}
+
+/// What a request without a signed-in session gets: the sign-in page for a page, 401
+/// otherwise (in the API's shape under `/v1/`).
+fn refuse_anonymous(state: &AppState, request: &Request, path: &str) -> Response {
+    use axum::http::{header, StatusCode};
+    use axum::response::IntoResponse;
+    let page = request.method() == axum::http::Method::GET
+        && (path == "/" || path.starts_with("/c/") || path == "/new");
+    if page && matches!(state.config.access.auth, Auth::Accounts) {
+        return (
+            StatusCode::SEE_OTHER,
+            [(header::LOCATION, "/login"), (header::CACHE_CONTROL, "no-store")],
+        )
+            .into_response();
+    }
+    let lang = lang_for(None, request.headers());
+    if path.starts_with("/v1/") {
+        let body = serde_json::json!({"error": {
+            "message": "Sign in first: this cited requires an account.",
+            "type": "invalid_request_error",
+            "code": "unauthorized",
+        }});
+        return (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
+    }
+    let text = match lang {
+        Lang::ZhCn => "需要先登录。",
+        Lang::En => "Sign in first.",
+    };
+    (
+        StatusCode::UNAUTHORIZED,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        text,
+    )
+        .into_response()
 }
 
 /// The UI language of a request: the session's choice, else the browser's Accept-Language.
@@ -159,20 +294,22 @@ pub async fn session_or_mint() -> Result<Arc<Session>, AppError> {
         return Ok(session);
     }
     let state = state()?;
+    if state.config.access.auth != Auth::Off {
+        // Signed-in sessions are made by signing in, never here.
+        return Err(reject(AppError::NoSession));
+    }
     let session = state.sessions.create(Instant::now());
     let id = session.id.to_string();
     let browser = StoredBrowser {
         settings: session.settings(),
         conversation: None,
+        user: session.user.clone(),
     };
     if let Err(error) = state.store.save_browser(&id, &browser).await {
         tracing::warn!(%error, "cannot save the new browser");
     }
     if let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
-        // A year: the history lives as long as the cookie does.
-        let cookie =
-            format!("{COOKIE_NAME}={id}; Path=/; Max-Age=31536000; HttpOnly; SameSite=Lax");
-        if let Ok(value) = HeaderValue::from_str(&cookie) {
+        if let Some(value) = session_cookie(&state, Some(&id)) {
             response.append_header(SET_COOKIE, value);
         }
     }
@@ -185,6 +322,7 @@ pub async fn remember(state: &AppState, session: &Session) {
     let browser = StoredBrowser {
         settings: session.settings(),
         conversation: session.conversation_id(),
+        user: session.user.clone(),
     };
     if let Err(error) = state
         .store

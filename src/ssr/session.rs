@@ -124,7 +124,7 @@ impl Session {
     /// all their browsers), else the browser's own.
     pub fn owner(&self) -> String {
         match &self.user {
-            Some(user) => owner_of_user(user),
+            Some(user) => crate::ssr::store::owner_of_user(user),
             None => self.id.to_string(),
         }
     }
@@ -308,12 +308,6 @@ impl Session {
 /// is still usable, so recover it instead of failing every later request.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The owner key of a user's conversations. Browser ids are hex and never hold a `:`, so
-/// the two kinds of owner cannot collide.
-pub fn owner_of_user(user: &str) -> String {
-    format!("user:{user}")
 }
 
 /// All live sessions.

@@ -14,6 +14,7 @@
 //! PostgreSQL full-text search.
 
 mod migrations;
+mod users;
 
 use std::path::Path;
 use std::str::FromStr;
@@ -64,12 +65,20 @@ pub struct StoredBrowser {
     /// The conversation the browser is in, if it has asked anything since its last
     /// "new chat".
     pub conversation: Option<String>,
+    /// The user it is signed in as (accounts or proxy sign-in).
+    pub user: Option<String>,
 }
 
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
     migrated: OnceCell<()>,
+}
+
+/// The owner key of a user's conversations. Browser ids are hex and never hold a `:`, so
+/// the two kinds of owner cannot collide.
+pub fn owner_of_user(user: &str) -> String {
+    format!("user:{user}")
 }
 
 /// Milliseconds since the Unix epoch.
@@ -227,7 +236,7 @@ impl Store {
 
     pub async fn browser(&self, id: &str) -> Result<Option<StoredBrowser>, StoreError> {
         self.ready().await?;
-        let row = sqlx::query("SELECT settings, conversation_id FROM browsers WHERE id = $1")
+        let row = sqlx::query("SELECT settings, conversation_id, user_name FROM browsers WHERE id = $1")
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
@@ -236,19 +245,21 @@ impl Store {
         Ok(Some(StoredBrowser {
             settings: serde_json::from_str(&settings)?,
             conversation: row.try_get("conversation_id")?,
+            user: row.try_get("user_name")?,
         }))
     }
 
     pub async fn save_browser(&self, id: &str, browser: &StoredBrowser) -> Result<(), StoreError> {
         self.ready().await?;
         sqlx::query(
-            "INSERT INTO browsers (id, settings, conversation_id, updated_at) VALUES ($1, $2, $3, $4) \
+            "INSERT INTO browsers (id, settings, conversation_id, updated_at, user_name) VALUES ($1, $2, $3, $4, $5) \
              ON CONFLICT (id) DO UPDATE SET settings = excluded.settings, conversation_id = excluded.conversation_id, updated_at = excluded.updated_at",
         )
         .bind(id)
         .bind(serde_json::to_string(&browser.settings)?)
         .bind(browser.conversation.clone())
         .bind(now_millis())
+        .bind(browser.user.clone())
         .execute(&self.pool)
         .await?;
         Ok(())

@@ -23,6 +23,7 @@ use tower_http::trace::TraceLayer;
 use crate::app::{shell, App};
 use crate::ssr::state::AppState;
 
+pub mod accounts;
 pub mod guard;
 pub mod history_routes;
 pub mod knowledge_page;
@@ -59,6 +60,8 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(healthz))
         .nest_service("/pkg", pkg)
         .route("/new", axum::routing::post(history_routes::new_chat))
+        .route("/login", get(accounts::show).post(accounts::submit))
+        .route("/logout", axum::routing::post(accounts::sign_out))
         .route("/v1/models", get(openai_api::models))
         .route("/openapi.json", get(openai_api::openapi))
         .route(

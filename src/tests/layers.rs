@@ -11,7 +11,7 @@ const LAYERS: &[&[&str]] = &[
     &["model"],
     &["citation", "error"],
     &["i18n"],
-    &["ssr::net", "ssr::tolerant", "ssr::blocking"],
+    &["ssr::net", "ssr::tolerant", "ssr::blocking", "ssr::passwords"],
     &["ssr::config"],
     &["ssr::search", "ssr::llm", "ssr::fetch", "ssr::store", "ssr::limits"],
     &[

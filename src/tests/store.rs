@@ -321,6 +321,7 @@ async fn unfinished_answers_become_interrupted_and_browsers_are_remembered() {
         let browser = StoredBrowser {
             settings,
             conversation: Some(id.clone()),
+            user: None,
         };
         store.save_browser(&me, &browser).await.unwrap();
         assert_eq!(

@@ -31,6 +31,17 @@ const MIGRATIONS: &[Migration] = &[Migration {
         "CREATE VIRTUAL TABLE conversation_search USING fts5(body, conversation_id UNINDEXED)",
     ],
     postgres: &["CREATE INDEX conversations_search ON conversations USING GIN (to_tsvector('simple', search_body))"],
+},
+// 2: accounts. A browser may be signed in as a user; users' conversations are owned by
+// `user:<name>`.
+Migration {
+    common: &[
+        "CREATE TABLE users (name TEXT PRIMARY KEY, password TEXT NOT NULL, created_at {int} NOT NULL)",
+        "ALTER TABLE browsers ADD COLUMN user_name TEXT",
+        "CREATE INDEX browsers_by_user ON browsers (user_name)",
+    ],
+    sqlite: &[],
+    postgres: &[],
 }];
 
 /// A number no other program on the database is likely to lock.

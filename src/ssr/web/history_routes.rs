@@ -51,7 +51,7 @@ pub async fn export(
     let Some(Extension(CurrentSession(session))) = session else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    match state.store.conversation(&session.id.to_string(), &id).await {
+    match state.store.conversation(&session.owner(), &id).await {
         Ok(Some(conversation)) => {
             // The id is 32 hex digits, so the file name needs no escaping.
             let disposition = format!(

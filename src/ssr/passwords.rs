@@ -1,0 +1,71 @@
+//! Account passwords: argon2id (the crate's defaults: 19 MiB, 2 passes), as PHC strings
+//! that carry their own salt and parameters. Both calls are slow on purpose: run them on a
+//! blocking thread (`ssr::blocking`).
+
+use argon2::password_hash::phc::PasswordHash;
+use argon2::password_hash::{PasswordHasher, PasswordVerifier};
+use argon2::Argon2;
+
+/// The shortest password `cited user add` accepts.
+pub const MIN_LENGTH: usize = 8;
+
+/// A PHC string (`$argon2id$v=19$…`) for `password`, with a fresh random salt.
+pub fn hash(password: &str) -> Result<String, String> {
+    Argon2::default()
+        .hash_password(password.as_bytes())
+        .map(|hash| hash.to_string())
+        .map_err(|error| error.to_string())
+}
+
+/// Whether `password` matches `phc`. A malformed hash matches nothing.
+pub fn verify(password: &str, phc: &str) -> bool {
+    match PasswordHash::new(phc) {
+        Ok(parsed) => Argon2::default()
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok(),
+        Err(_) => false,
+    }
+}
+
+/// A hash to check against when the user does not exist, so an unknown name takes as long
+/// to refuse as a wrong password.
+pub fn decoy() -> &'static str {
+    static DECOY: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| hash("decoy password").unwrap_or_default());
+    &DECOY
+}
+
+/// A user name: 1–64 letters, digits, `.`, `-`, `_` or `@`.
+pub fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.chars().count())
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '.' | '-' | '_' | '@'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hash_verifies_its_password_only() {
+        let phc = hash("correct horse").unwrap();
+        assert!(phc.starts_with("$argon2id$"), "{phc}");
+        assert!(verify("correct horse", &phc));
+        assert!(!verify("correct horsf", &phc));
+        assert!(!verify("correct horse", "not a hash"));
+        assert_ne!(hash("correct horse").unwrap(), phc, "a fresh salt each time");
+        assert!(!verify("anything", decoy()));
+    }
+
+    #[test]
+    fn names() {
+        assert!(valid_name("alice"));
+        assert!(valid_name("bob.smith@example.org"));
+        assert!(valid_name("张三"));
+        assert!(!valid_name(""));
+        assert!(!valid_name("a b"));
+        assert!(!valid_name("a:b"));
+        assert!(!valid_name(&"x".repeat(65)));
+    }
+}

@@ -1,0 +1,133 @@
+//! Accounts: users with an argon2id password hash (the hash is made by the caller; the
+//! store never sees a password), and the browsers signed in as each.
+
+use sqlx::Row;
+
+use super::{now_millis, Backend, Store, StoreError};
+use crate::model::Settings;
+
+impl Store {
+    /// Adds a user; false when the name is taken.
+    pub async fn create_user(&self, name: &str, password_hash: &str) -> Result<bool, StoreError> {
+        self.ready().await?;
+        let done = sqlx::query(
+            "INSERT INTO users (name, password, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(name)
+        .bind(password_hash)
+        .bind(now_millis())
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// A user's password hash, if the user exists.
+    pub async fn password_hash(&self, name: &str) -> Result<Option<String>, StoreError> {
+        self.ready().await?;
+        let row = sqlx::query("SELECT password FROM users WHERE name = $1")
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(match row {
+            Some(row) => Some(row.try_get("password")?),
+            None => None,
+        })
+    }
+
+    /// Replaces a user's password hash and signs out every browser of theirs; false when
+    /// there is no such user.
+    pub async fn set_password(&self, name: &str, password_hash: &str) -> Result<bool, StoreError> {
+        self.ready().await?;
+        let done = sqlx::query("UPDATE users SET password = $1 WHERE name = $2")
+            .bind(password_hash)
+            .bind(name)
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Ok(false);
+        }
+        self.sign_out_user(name).await?;
+        Ok(true)
+    }
+
+    /// Removes a user with everything they kept; false when there is no such user.
+    pub async fn remove_user(&self, name: &str) -> Result<bool, StoreError> {
+        self.ready().await?;
+        let done = sqlx::query("DELETE FROM users WHERE name = $1")
+            .bind(name)
+            .execute(&self.pool)
+            .await?;
+        self.sign_out_user(name).await?;
+        self.forget_owner(&super::owner_of_user(name))
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Every user's name, in order.
+    pub async fn users(&self) -> Result<Vec<String>, StoreError> {
+        self.ready().await?;
+        let rows = sqlx::query("SELECT name FROM users ORDER BY name")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|row| row.try_get("name").map_err(StoreError::from))
+            .collect()
+    }
+
+    /// Forgets one browser (signed out).
+    pub async fn forget_browser(&self, id: &str) -> Result<(), StoreError> {
+        self.ready().await?;
+        sqlx::query("DELETE FROM browsers WHERE id = $1")
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Forgets every browser signed in as `name` (signed out everywhere).
+    pub async fn sign_out_user(&self, name: &str) -> Result<u64, StoreError> {
+        self.ready().await?;
+        let done = sqlx::query("DELETE FROM browsers WHERE user_name = $1")
+            .bind(name)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected())
+    }
+
+    /// The settings of the user's most recently used browser, for a new sign-in.
+    pub async fn latest_settings(&self, name: &str) -> Result<Option<Settings>, StoreError> {
+        self.ready().await?;
+        let row = sqlx::query(
+            "SELECT settings FROM browsers WHERE user_name = $1 ORDER BY updated_at DESC LIMIT 1",
+        )
+        .bind(name)
+        .fetch_optional(&self.pool)
+        .await?;
+        match row {
+            Some(row) => {
+                let settings: String = row.try_get("settings")?;
+                Ok(Some(serde_json::from_str(&settings)?))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Bytes of conversation data an owner keeps (questions, answers, exchanges as JSON,
+    /// registries), for the storage quota.
+    pub async fn owner_bytes(&self, owner: &str) -> Result<i64, StoreError> {
+        self.ready().await?;
+        let length = match self.backend {
+            Backend::Sqlite => "LENGTH",
+            Backend::Postgres => "OCTET_LENGTH",
+        };
+        let sql = format!(
+            "SELECT CAST(COALESCE(SUM({length}(e.data) + {length}(e.question) + {length}(e.answer)), 0) AS BIGINT) AS bytes \
+             FROM exchanges e JOIN conversations c ON c.id = e.conversation_id WHERE c.owner = $1"
+        );
+        Ok(sqlx::query(&sql)
+            .bind(owner)
+            .fetch_one(&self.pool)
+            .await?
+            .try_get("bytes")?)
+    }
+}
