@@ -19,6 +19,12 @@ pub enum AppError {
     /// The session is still writing an answer; the message says to wait or stop it.
     #[error("{0}")]
     Busy(String),
+    /// Over a rate limit; the message says when to try again.
+    #[error("{0}")]
+    TooMany(String),
+    /// The user's stored conversations reached their quota; the message says what to do.
+    #[error("{0}")]
+    QuotaFull(String),
     #[error("something went wrong on the server; the details are in its log")]
     Internal,
     /// The request never reached the server function, or its answer could not be read.
@@ -33,6 +39,8 @@ impl AppError {
             AppError::NoSession => 401,
             AppError::BadInput(_) => 400,
             AppError::Busy(_) => 409,
+            AppError::TooMany(_) => 429,
+            AppError::QuotaFull(_) => 507,
             AppError::Internal => 500,
             AppError::Transport(_) => 502,
         }
@@ -56,6 +64,8 @@ mod tests {
         assert_eq!(AppError::NoSession.status(), 401);
         assert_eq!(AppError::BadInput("x".into()).status(), 400);
         assert_eq!(AppError::Busy("x".into()).status(), 409);
+        assert_eq!(AppError::TooMany("x".into()).status(), 429);
+        assert_eq!(AppError::QuotaFull("x".into()).status(), 507);
         assert_eq!(AppError::Internal.status(), 500);
         assert_eq!(AppError::Transport("x".into()).status(), 502);
     }

@@ -61,6 +61,12 @@ enum Command {
         #[arg(long, default_value = "eval-out")]
         out: std::path::PathBuf,
     },
+    /// Accounts for CITED_AUTH=accounts: add, remove, set a password, list. Passwords are
+    /// read from the terminal without echo, or as the first line piped to stdin.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
     /// The conversations kept in the database (CITED_DATABASE_URL).
     History {
         #[command(subcommand)]
@@ -79,6 +85,18 @@ enum HistoryCommand {
     Show { id: String },
     /// One conversation as Markdown with its reference lists (as the web page exports it).
     Export { id: String },
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Adds an account (asks for its password).
+    Add { name: String },
+    /// Removes an account with all its conversations.
+    Remove { name: String },
+    /// Sets a new password and signs the user out everywhere.
+    Passwd { name: String },
+    /// Lists the accounts.
+    List,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -143,6 +161,15 @@ fn main() -> ExitCode {
             let deadline = std::time::Duration::from_secs(deadline);
             runtime.block_on(cli::eval(config, set, mode, concurrency, deadline, out))
         }
+        Command::User { command } => runtime.block_on(cli::user(
+            config,
+            match command {
+                UserCommand::Add { name } => cli::User::Add { name },
+                UserCommand::Remove { name } => cli::User::Remove { name },
+                UserCommand::Passwd { name } => cli::User::Passwd { name },
+                UserCommand::List => cli::User::List,
+            },
+        )),
         Command::History { command } => runtime.block_on(match command {
             HistoryCommand::List { limit } => cli::history(config, cli::History::List { limit }),
             HistoryCommand::Show { id } => cli::history(config, cli::History::Show { id }),

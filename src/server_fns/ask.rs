@@ -56,6 +56,29 @@ pub async fn ask(
             .replace("{command}", &format!("/{command}"));
         return Ok(one_event(AnswerEvent::Command { text, reset: false }));
     }
+    match crate::ssr::request::may_ask(
+        &state,
+        &session.owner(),
+        crate::ssr::request::request_address(),
+    )
+    .await
+    {
+        Ok(()) => {}
+        Err(crate::ssr::request::Refused::TooFast(wait)) => {
+            let secs = wait.as_secs().max(1);
+            if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
+                if let Ok(value) = secs.to_string().parse() {
+                    response.insert_header(axum::http::header::RETRY_AFTER, value);
+                }
+            }
+            return Err(reject(AppError::TooMany(
+                t.asking_too_fast.replace("{secs}", &secs.to_string()),
+            )));
+        }
+        Err(crate::ssr::request::Refused::QuotaFull) => {
+            return Err(reject(AppError::QuotaFull(t.quota_full.to_string())));
+        }
+    }
     let (id, cancel) = session
         .begin_answer()
         .ok_or_else(|| reject(AppError::Busy(t.busy.to_string())))?;

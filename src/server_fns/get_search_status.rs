@@ -14,14 +14,22 @@ pub async fn get_search_status(
     let state = crate::ssr::request::state()?;
     let max_age = Duration::from_secs(if refresh { 5 } else { 60 });
     let result = state.search_health.status(max_age).await;
+    let url = state.search_health.url();
+    let message = result
+        .as_ref()
+        .err()
+        .map(|error| crate::ssr::messages::search_error(crate::ssr::request::request_lang(), error))
+        .unwrap_or_default();
+    // When people sign in, the app is shared: the internal address is the operator's
+    // business, not every visitor's.
+    let (url, message) = if state.config.access.auth == crate::ssr::config::Auth::Off {
+        (url, message)
+    } else {
+        (String::new(), message.replace(&url, "SearXNG"))
+    };
     Ok(ServiceStatus {
         ok: result.is_ok(),
-        url: state.search_health.url(),
-        message: result
-            .err()
-            .map(|error| {
-                crate::ssr::messages::search_error(crate::ssr::request::request_lang(), &error)
-            })
-            .unwrap_or_default(),
+        url,
+        message,
     })
 }

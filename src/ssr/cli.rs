@@ -174,6 +174,14 @@ pub async fn serve(config: Config) -> ExitCode {
         tracing::info!("config {line}");
     }
     let addr = config.addr;
+    if !addr.ip().is_loopback() && config.access.auth == crate::ssr::config::Auth::Off {
+        tracing::error!(
+            "cited would listen on {addr}, which other machines can reach, and nobody has to sign in: \
+             set CITED_AUTH=accounts (and add a user with `cited user add NAME`) or CITED_AUTH=proxy \
+             (with CITED_AUTH_PROXY_HEADER and CITED_AUTH_PROXY_FROM), or listen on 127.0.0.1"
+        );
+        return ExitCode::FAILURE;
+    }
     let listener = match tokio::net::TcpListener::bind(addr).await {
         Ok(listener) => listener,
         Err(error) => {
@@ -195,6 +203,15 @@ pub async fn serve(config: Config) -> ExitCode {
         Err(error) => {
             tracing::error!(%error, "the database is not usable: fix CITED_DATABASE_URL");
             return ExitCode::FAILURE;
+        }
+    }
+    if state.config.access.auth == crate::ssr::config::Auth::Accounts {
+        match state.store.users().await {
+            Ok(users) if users.is_empty() => tracing::warn!(
+                "CITED_AUTH=accounts but there is no account yet: add one with `cited user add NAME`"
+            ),
+            Ok(users) => tracing::info!(accounts = users.len(), "sign-in required"),
+            Err(error) => tracing::error!(%error, "cannot read the accounts"),
         }
     }
     // One clear line about SearXNG at startup, with the fix when it is not usable.
@@ -223,6 +240,134 @@ pub async fn serve(config: Config) -> ExitCode {
             tracing::error!(%error, "the server stopped with an error");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `cited user …`.
+pub enum User {
+    Add { name: String },
+    Remove { name: String },
+    Passwd { name: String },
+    List,
+}
+
+/// A password from stdin: typed without echo at a terminal (twice when `confirm`), else
+/// the first line of what is piped in.
+#[allow(clippy::print_stderr, reason = "the prompt")]
+fn read_password(confirm: bool) -> Result<String, String> {
+    use std::io::{BufRead, IsTerminal};
+    let stdin = std::io::stdin();
+    let terminal = stdin.is_terminal();
+    let echo = |on: bool| {
+        let _ = std::process::Command::new("stty")
+            .arg(if on { "echo" } else { "-echo" })
+            .stdin(std::process::Stdio::inherit())
+            .status();
+    };
+    let read = |prompt: &str| -> Result<String, String> {
+        if terminal {
+            eprint!("{prompt}");
+            echo(false);
+        }
+        let mut line = String::new();
+        let result = stdin.lock().read_line(&mut line);
+        if terminal {
+            echo(true);
+            eprintln!();
+        }
+        result.map_err(|error| error.to_string())?;
+        Ok(line.trim_end_matches(['\n', '\r']).to_string())
+    };
+    let password = read("Password: ")?;
+    if terminal && confirm && read("Again: ")? != password {
+        return Err("the two passwords differ".to_string());
+    }
+    if password.chars().count() < crate::ssr::passwords::MIN_LENGTH {
+        return Err(format!(
+            "a password needs at least {} characters",
+            crate::ssr::passwords::MIN_LENGTH
+        ));
+    }
+    Ok(password)
+}
+
+async fn hash_password(password: String) -> Result<String, String> {
+    crate::ssr::blocking::run(move || crate::ssr::passwords::hash(&password))
+        .await
+        .unwrap_or_else(|| Err("hashing failed".to_string()))
+}
+
+#[allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "the accounts are the command's output"
+)]
+pub async fn user(config: Config, command: User) -> ExitCode {
+    let state = AppState::new(config);
+    let store = &state.store;
+    let fail = |message: String| {
+        eprintln!("error: {message}");
+        ExitCode::FAILURE
+    };
+    match command {
+        User::List => match store.users().await {
+            Ok(users) => {
+                for name in users {
+                    println!("{name}");
+                }
+                ExitCode::SUCCESS
+            }
+            Err(error) => fail(error.to_string()),
+        },
+        User::Add { name } => {
+            if !crate::ssr::passwords::valid_name(&name) {
+                return fail(
+                    "a user name is 1–64 letters, digits, '.', '-', '_' or '@'".to_string(),
+                );
+            }
+            let hash = match read_password(true) {
+                Ok(password) => match hash_password(password).await {
+                    Ok(hash) => hash,
+                    Err(error) => return fail(error),
+                },
+                Err(error) => return fail(error),
+            };
+            match store.create_user(&name, &hash).await {
+                Ok(true) => {
+                    eprintln!("added {name}");
+                    ExitCode::SUCCESS
+                }
+                Ok(false) => fail(format!(
+                    "{name} exists already (`cited user passwd {name}` sets a new password)"
+                )),
+                Err(error) => fail(error.to_string()),
+            }
+        }
+        User::Passwd { name } => {
+            let hash = match read_password(true) {
+                Ok(password) => match hash_password(password).await {
+                    Ok(hash) => hash,
+                    Err(error) => return fail(error),
+                },
+                Err(error) => return fail(error),
+            };
+            match store.set_password(&name, &hash).await {
+                Ok(true) => {
+                    eprintln!("new password set for {name}; signed out everywhere");
+                    ExitCode::SUCCESS
+                }
+                Ok(false) => fail(format!("no user {name} (`cited user list` shows them)")),
+                Err(error) => fail(error.to_string()),
+            }
+        }
+        User::Remove { name } => match store.remove_user(&name).await {
+            Ok(true) => {
+                eprintln!("removed {name} and their conversations");
+                ExitCode::SUCCESS
+            }
+            Ok(false) => fail(format!("no user {name} (`cited user list` shows them)")),
+            Err(error) => fail(error.to_string()),
+        },
     }
 }
 

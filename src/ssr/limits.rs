@@ -185,6 +185,8 @@ pub struct Limits {
     pub page_reads: Arc<Semaphore>,
     /// Questions per user (or anonymous browser).
     pub asks: Rate<String>,
+    /// Questions per client address (ten times the per-user rate).
+    pub asks_per_address: Rate<IpAddr>,
     /// Requests per client address.
     pub requests: Rate<IpAddr>,
     /// Sign-in attempts per client address (10 a minute).
@@ -200,6 +202,7 @@ impl Limits {
             model_calls: Arc::new(Semaphore::new(capacity.model_calls)),
             page_reads: Arc::new(Semaphore::new(capacity.page_reads)),
             asks: Rate::per_minute(capacity.asks_per_minute, 5),
+            asks_per_address: Rate::per_minute(capacity.asks_per_minute.saturating_mul(10), 50),
             requests: Rate::per_minute(capacity.requests_per_minute, 20),
             sign_ins: Rate::per_minute(10, 5),
             capacity: capacity.clone(),
@@ -218,6 +221,7 @@ impl Limits {
 
     pub fn sweep(&self) {
         self.asks.sweep();
+        self.asks_per_address.sweep();
         self.requests.sweep();
         self.sign_ins.sweep();
     }

@@ -252,6 +252,59 @@ pub fn request_lang() -> Lang {
     lang_for(session.as_deref(), &parts.headers)
 }
 
+/// Why a question is not taken now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// Over the per-user or per-address rate; try again after this long.
+    TooFast(std::time::Duration),
+    /// The owner's stored conversations reached `CITED_USER_QUOTA_MB`.
+    QuotaFull,
+}
+
+/// Whether `owner` (a user, or an anonymous browser) may ask now: the rate per owner
+/// (`CITED_RATE_ASKS_PER_MIN`), per address (ten times that: one address may be many
+/// people behind a NAT), and the storage quota. A database that cannot answer does not
+/// block asking.
+pub async fn may_ask(
+    state: &AppState,
+    owner: &str,
+    address: Option<std::net::IpAddr>,
+) -> Result<(), Refused> {
+    state
+        .limits
+        .asks
+        .check(&owner.to_string())
+        .map_err(Refused::TooFast)?;
+    if let Some(address) = address {
+        state
+            .limits
+            .asks_per_address
+            .check(&address)
+            .map_err(Refused::TooFast)?;
+    }
+    match state.store.owner_bytes(owner).await {
+        Ok(bytes) if u64::try_from(bytes).unwrap_or(0) >= state.config.capacity.user_quota_bytes => {
+            Err(Refused::QuotaFull)
+        }
+        Ok(_) => Ok(()),
+        Err(error) => {
+            tracing::warn!(%error, "cannot measure the stored conversations");
+            Ok(())
+        }
+    }
+}
+
+/// The address the request being handled comes from (see `web::guard::client_address`).
+pub fn request_address() -> Option<std::net::IpAddr> {
+    let parts = leptos::prelude::use_context::<axum::http::request::Parts>()?;
+    parts.extensions.get::<ClientAddress>().map(|address| address.0)
+}
+
+/// The client's address, as the guard worked it out (the peer, or the address a trusted
+/// proxy forwards).
+#[derive(Clone, Copy, Debug)]
+pub struct ClientAddress(pub std::net::IpAddr);
+
 /// The CSP nonce of the page being rendered (minted by `web::guard`).
 pub fn request_nonce() -> Option<String> {
     let parts = leptos::prelude::use_context::<axum::http::request::Parts>()?;

@@ -155,8 +155,14 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
             None,
         );
     }
+    let address = client_address(access, &request);
+    if let Some(address) = address {
+        request
+            .extensions_mut()
+            .insert(crate::ssr::request::ClientAddress(address));
+    }
     if !exempt && !path.starts_with("/pkg/") {
-        if let Some(address) = client_address(access, &request) {
+        if let Some(address) = address {
             if let Err(wait) = state.limits.requests.check(&address) {
                 let wait = wait.as_secs().max(1);
                 let mut response = plain(

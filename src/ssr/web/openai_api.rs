@@ -9,7 +9,7 @@
 //! Each request is answered in a session of its own, so requests never see each other.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use axum::body::Body;
 use axum::extract::State;
@@ -23,7 +23,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::model::{AnswerEvent, Exchange, Mode};
 use crate::ssr::pipeline::TurnInput;
-use crate::ssr::session::SessionStore;
 use crate::ssr::state::AppState;
 
 /// The models cited offers, one per mode.
@@ -176,6 +175,8 @@ fn sources_of(exchange: &Exchange) -> (Vec<String>, Vec<Value>) {
 
 pub async fn completions(
     State(state): State<AppState>,
+    caller: Option<axum::Extension<crate::ssr::request::CurrentSession>>,
+    address: Option<axum::Extension<crate::ssr::request::ClientAddress>>,
     headers: axum::http::HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
@@ -249,7 +250,46 @@ pub async fn completions(
             "question_too_long",
         );
     }
-    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    // Each request answers in a session of its own, the signed-in caller's when there is
+    // one (so it counts against their rate and quota).
+    let user = caller.and_then(|caller| caller.0 .0.user.clone());
+    let session = Arc::new(
+        crate::ssr::session::Session::new(
+            crate::ssr::session::SessionId::random(),
+            Instant::now(),
+        )
+        .with_user(user),
+    );
+    let key = match &session.user {
+        Some(user) => crate::ssr::store::owner_of_user(user),
+        None => "api".to_string(),
+    };
+    match crate::ssr::request::may_ask(&state, &key, address.map(|a| a.0 .0)).await {
+        Ok(()) => {}
+        Err(crate::ssr::request::Refused::TooFast(wait)) => {
+            let mut response = error(
+                StatusCode::TOO_MANY_REQUESTS,
+                &format!(
+                    "too many questions; try again in {} s",
+                    wait.as_secs().max(1)
+                ),
+                None,
+                "rate_limit_exceeded",
+            );
+            if let Ok(value) = wait.as_secs().max(1).to_string().parse() {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+            return response;
+        }
+        Err(crate::ssr::request::Refused::QuotaFull) => {
+            return error(
+                StatusCode::INSUFFICIENT_STORAGE,
+                "the stored conversations reached their quota (CITED_USER_QUOTA_MB)",
+                None,
+                "quota_exceeded",
+            );
+        }
+    }
     let input = TurnInput::standalone(question, mode);
     let cancel = CancellationToken::new();
     let (sender, mut receiver) = tokio::sync::mpsc::channel::<AnswerEvent>(256);
