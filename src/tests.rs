@@ -7,6 +7,7 @@ mod chat;
 mod checking;
 mod doctor;
 mod eval;
+mod exposure;
 mod fetch;
 mod knowledge;
 mod layers;
@@ -92,6 +93,8 @@ pub async fn answer_in(
 /// A running server; dropping it shuts the server down.
 pub struct TestServer {
     pub addr: SocketAddr,
+    /// The server's state (its store, sessions and limits), shared with it.
+    pub state: AppState,
     _shutdown: oneshot::Sender<()>,
 }
 
@@ -109,18 +112,20 @@ impl TestServer {
                 })
         });
         assert!(warnings.is_empty(), "{warnings:?}");
+        TestServer::start_with(AppState::new(config)).await
+    }
+
+    /// Serves `state` (a test's own model, database or limits).
+    pub async fn start_with(state: AppState) -> TestServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (shutdown, stopped) = oneshot::channel::<()>();
-        tokio::spawn(crate::ssr::web::run(
-            listener,
-            AppState::new(config),
-            async move {
-                let _ = stopped.await;
-            },
-        ));
+        tokio::spawn(crate::ssr::web::run(listener, state.clone(), async move {
+            let _ = stopped.await;
+        }));
         TestServer {
             addr,
+            state,
             _shutdown: shutdown,
         }
     }

@@ -147,7 +147,14 @@ async fn checked_address(
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     let addrs: Vec<SocketAddr> = match bare.parse::<IpAddr>() {
         Ok(ip) => vec![SocketAddr::new(ip, port)],
-        // The lookup counts against the page's deadline like the rest of the read.
+        // The lookup counts against the page's deadline like the rest of the read (and is
+        // not started past it).
+        Err(_) if tokio::time::Instant::now() >= deadline => {
+            return Err(FetchError::Timeout {
+                url: url.to_string(),
+                after: policy.timeout,
+            })
+        }
         Err(_) => match tokio::time::timeout_at(deadline, tokio::net::lookup_host((bare, port)))
             .await
         {

@@ -189,7 +189,7 @@ pub struct Limits {
     pub asks_per_address: Rate<IpAddr>,
     /// Requests per client address.
     pub requests: Rate<IpAddr>,
-    /// Sign-in attempts per client address (10 a minute).
+    /// Sign-in attempts per client address (10 at once, then 10 a minute).
     pub sign_ins: Rate<IpAddr>,
     pub capacity: Capacity,
 }
@@ -204,7 +204,7 @@ impl Limits {
             asks: Rate::per_minute(capacity.asks_per_minute, 5),
             asks_per_address: Rate::per_minute(capacity.asks_per_minute.saturating_mul(10), 50),
             requests: Rate::per_minute(capacity.requests_per_minute, 20),
-            sign_ins: Rate::per_minute(10, 5),
+            sign_ins: Rate::per_minute(10, 10),
             capacity: capacity.clone(),
         }
     }

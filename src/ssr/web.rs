@@ -103,7 +103,9 @@ pub fn router(state: AppState) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             REQUEST_TIMEOUT,
         ))
-        .layer(axum::extract::DefaultBodyLimit::max(
+        // 413 before a handler reads anything: from Content-Length at once, or as soon as a
+        // streamed body passes the limit.
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(
             state.config.capacity.body_bytes,
         ))
         .layer(middleware::from_fn_with_state(

@@ -116,13 +116,17 @@ impl Store {
     /// registries), for the storage quota.
     pub async fn owner_bytes(&self, owner: &str) -> Result<i64, StoreError> {
         self.ready().await?;
-        let length = match self.backend {
-            Backend::Sqlite => "LENGTH",
-            Backend::Postgres => "OCTET_LENGTH",
+        // SQLite's LENGTH counts characters of text; of a blob, bytes.
+        let bytes = |column: &str| match self.backend {
+            Backend::Sqlite => format!("LENGTH(CAST({column} AS BLOB))"),
+            Backend::Postgres => format!("OCTET_LENGTH({column})"),
         };
         let sql = format!(
-            "SELECT CAST(COALESCE(SUM({length}(e.data) + {length}(e.question) + {length}(e.answer)), 0) AS BIGINT) AS bytes \
-             FROM exchanges e JOIN conversations c ON c.id = e.conversation_id WHERE c.owner = $1"
+            "SELECT CAST(COALESCE(SUM({} + {} + {}), 0) AS BIGINT) AS bytes \
+             FROM exchanges e JOIN conversations c ON c.id = e.conversation_id WHERE c.owner = $1",
+            bytes("e.data"),
+            bytes("e.question"),
+            bytes("e.answer"),
         );
         Ok(sqlx::query(&sql)
             .bind(owner)

@@ -1,0 +1,686 @@
+//! Safe to expose: host and origin checks, security headers and the CSP nonce, header-read
+//! timeouts and the connection cap, body limits, sign-in with accounts and behind a proxy
+//! (each user sees only their own conversations), rate limits and quotas, the fair answer
+//! queue, and a shutdown that stops and saves running answers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures_util::StreamExt;
+use reqwest::header::{CONTENT_SECURITY_POLICY, LOCATION, RETRY_AFTER, SET_COOKIE};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::{browser, TestServer};
+use crate::model::{AnswerEvent, ExchangeState, History, Mode, Status};
+use crate::ssr::llm::{ChatEvent, ChatModel, ChatRequest, ChatStream, LlmError, ModelKind};
+use crate::ssr::pipeline::TurnInput;
+use crate::ssr::state::AppState;
+
+/// A model that writes one word every 50 ms, for a long time: an answer that is still
+/// running when a test acts on it.
+struct Dribble;
+
+#[async_trait]
+impl ChatModel for Dribble {
+    fn kind(&self) -> ModelKind {
+        ModelKind::Remote
+    }
+
+    async fn stream(&self, _request: ChatRequest) -> Result<ChatStream, LlmError> {
+        let words = futures_util::stream::iter(0..2000).then(|n| async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            Ok(ChatEvent::Text(format!("词{n} ")))
+        });
+        Ok(Box::pin(words))
+    }
+}
+
+fn state_with(vars: &[(&str, &str)], model: Option<Arc<dyn ChatModel>>) -> AppState {
+    let mut config_vars: Vec<(&str, &str)> = vars.to_vec();
+    config_vars.push(("CITED_SOURCES", "knowledge"));
+    let config = super::pipeline_config("http://127.0.0.1:9", &config_vars);
+    let mut state = AppState::new(config);
+    if let Some(model) = model {
+        state.llm = model;
+    }
+    state
+}
+
+fn temp_db(name: &str) -> (super::searxng::TempDir, String) {
+    let dir = super::searxng::TempDir::new(name);
+    let url = format!("sqlite:{}", dir.0.join("cited.db").display());
+    (dir, url)
+}
+
+#[tokio::test]
+async fn requests_for_other_host_names_are_refused() {
+    let server = TestServer::start(&[]).await;
+    let client = reqwest::Client::new();
+    let port = server.addr.port();
+    for (host, status) in [
+        (format!("127.0.0.1:{port}"), 200),
+        (format!("localhost:{port}"), 200),
+        (format!("[::1]:{port}"), 200),
+        // A page that rebinds its own name to 127.0.0.1 still sends its name.
+        (format!("attacker.example:{port}"), 421),
+        ("localhost.attacker.example".to_string(), 421),
+    ] {
+        let response = client
+            .get(server.url("/"))
+            .header("host", &host)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), status, "{host}");
+    }
+    // Health checks come from anywhere.
+    let health = client
+        .get(server.url("/healthz"))
+        .header("host", "10.1.2.3")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+    // Configured names are allowed, and only they.
+    let named = TestServer::start(&[("CITED_ALLOWED_HOSTS", "cited.example.org")]).await;
+    for (host, status) in [("cited.example.org", 200), ("localhost", 421)] {
+        let response = client
+            .get(named.url("/"))
+            .header("host", host)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), status, "{host}");
+    }
+}
+
+#[tokio::test]
+async fn cross_site_posts_are_refused() {
+    let server = TestServer::start(&[]).await;
+    let post = |headers: &'static [(&'static str, &'static str)]| {
+        let mut request = browser()
+            .post(server.url("/api/update_settings"))
+            .form(&[("search_enabled", "false")]);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.send()
+    };
+    let own_origin = format!("http://{}", server.addr);
+    for headers in [
+        &[("origin", "http://attacker.example")][..],
+        &[("origin", "null")][..],
+        &[("sec-fetch-site", "cross-site")][..],
+        &[("sec-fetch-site", "same-site")][..],
+        &[
+            ("sec-fetch-site", "cross-site"),
+            ("origin", "http://127.0.0.1"),
+        ][..],
+    ] {
+        assert_eq!(post(headers).await.unwrap().status(), 403, "{headers:?}");
+    }
+    for headers in [
+        &[][..],
+        &[("sec-fetch-site", "same-origin")][..],
+        &[("sec-fetch-site", "none")][..],
+    ] {
+        assert_eq!(post(headers).await.unwrap().status(), 200, "{headers:?}");
+    }
+    let same = browser()
+        .post(server.url("/api/update_settings"))
+        .header("origin", own_origin)
+        .form(&[("search_enabled", "false")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(same.status(), 200);
+    // Reading is not a change: a GET from anywhere is answered (the host check guards it).
+    let read = browser()
+        .get(server.url("/"))
+        .header("sec-fetch-site", "cross-site")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(read.status(), 200);
+}
+
+#[tokio::test]
+async fn pages_carry_security_headers_and_a_nonce_for_their_one_script() {
+    let server = TestServer::start(&[]).await;
+    let mut nonces = Vec::new();
+    for _ in 0..2 {
+        let response = browser().get(server.url("/")).send().await.unwrap();
+        let headers = response.headers().clone();
+        let csp = headers
+            .get(CONTENT_SECURITY_POLICY)
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        for directive in [
+            "default-src 'self'",
+            "object-src 'none'",
+            "base-uri 'none'",
+            "frame-ancestors 'none'",
+            "style-src 'self';",
+        ] {
+            assert!(csp.contains(directive), "{directive} in {csp}");
+        }
+        assert!(!csp.contains("unsafe-inline"), "{csp}");
+        assert_eq!(headers["x-content-type-options"], "nosniff");
+        assert_eq!(headers["referrer-policy"], "no-referrer");
+        assert_eq!(headers["x-frame-options"], "DENY");
+        assert!(headers.get("strict-transport-security").is_none());
+        let nonce = csp
+            .split("'nonce-")
+            .nth(1)
+            .and_then(|rest| rest.split('\'').next())
+            .unwrap()
+            .to_string();
+        assert_eq!(nonce.len(), 32);
+        let html = response.text().await.unwrap();
+        // Every inline script carries the nonce; there is at least the hydration script.
+        let scripts: Vec<&str> = html.split("<script").skip(1).collect();
+        assert!(!scripts.is_empty());
+        for script in scripts {
+            let tag = script.split('>').next().unwrap();
+            assert!(tag.contains(&format!("nonce=\"{nonce}\"")), "{tag}");
+        }
+        assert!(!html.contains(" style=\""), "no inline style attributes");
+        nonces.push(nonce);
+    }
+    assert_ne!(nonces[0], nonces[1], "a new nonce per page");
+    // Behind https the cookie is Secure and HSTS is sent.
+    let secure = TestServer::start(&[("CITED_PUBLIC_URL", "https://cited.example.org")]).await;
+    let response = browser()
+        .post(secure.url("/api/update_settings"))
+        .form(&[("search_enabled", "true")])
+        .send()
+        .await
+        .unwrap();
+    let cookie = response.headers()[SET_COOKIE].to_str().unwrap().to_string();
+    assert!(cookie.contains("; Secure"), "{cookie}");
+    assert!(response.headers().get("strict-transport-security").is_some());
+}
+
+/// Reads until the server closes the connection; the bytes it sent.
+async fn until_closed(stream: &mut tokio::net::TcpStream) -> Vec<u8> {
+    let mut seen = Vec::new();
+    let mut buffer = [0u8; 1024];
+    loop {
+        match stream.read(&mut buffer).await {
+            Ok(0) | Err(_) => return seen,
+            Ok(n) => seen.extend_from_slice(&buffer[..n]),
+        }
+    }
+}
+
+#[tokio::test]
+async fn slow_headers_are_cut_and_connections_are_capped() {
+    let server = TestServer::start(&[
+        ("CITED_HEADER_TIMEOUT_SECS", "1"),
+        ("CITED_MAX_CONNECTIONS", "8"),
+    ])
+    .await;
+    // A client that never finishes its headers is closed by the timeout.
+    let mut slow = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    slow.write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        .await
+        .unwrap();
+    let closed = tokio::time::timeout(Duration::from_secs(20), until_closed(&mut slow)).await;
+    assert!(closed.is_ok(), "the slow connection was closed");
+    // Eight idle connections fill the cap: the next request waits for one of them.
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        held.push(tokio::net::TcpStream::connect(server.addr).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_millis(400))
+        .build()
+        .unwrap();
+    assert!(
+        client.get(server.url("/healthz")).send().await.is_err(),
+        "no connection is free"
+    );
+    held.clear();
+    let client = reqwest::Client::new();
+    let answered = client.get(server.url("/healthz")).send().await.unwrap();
+    assert_eq!(answered.status(), 200, "a freed connection serves again");
+}
+
+#[tokio::test]
+async fn large_bodies_are_refused() {
+    let server = TestServer::start(&[("CITED_MAX_BODY_KB", "16")]).await;
+    let big = "x".repeat(64 * 1024);
+    let response = browser()
+        .post(server.url("/api/ask"))
+        .form(&[("question", big.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 413);
+}
+
+async fn history_of(client: &reqwest::Client, server: &TestServer) -> History {
+    let response = client
+        .post(server.url("/api/history"))
+        .form(&[("query", "")])
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let body = response.text().await.unwrap();
+    serde_json::from_str(&body).unwrap_or_else(|error| panic!("{status} {body}: {error}"))
+}
+
+async fn sign_in(server: &TestServer, name: &str, password: &str) -> (reqwest::Client, u16) {
+    let client = browser();
+    let response = client
+        .post(server.url("/login"))
+        .form(&[("name", name), ("password", password)])
+        .send()
+        .await
+        .unwrap();
+    (client, response.status().as_u16())
+}
+
+async fn add_user(state: &AppState, name: &str, password: &str) {
+    let hash = crate::ssr::passwords::hash(password).unwrap();
+    assert!(state.store.create_user(name, &hash).await.unwrap());
+}
+
+#[tokio::test]
+async fn accounts_sign_in_and_see_only_their_own_conversations() {
+    let (_dir, db) = temp_db("accounts");
+    let state = state_with(
+        &[("CITED_AUTH", "accounts"), ("CITED_DATABASE_URL", &db)],
+        None,
+    );
+    add_user(&state, "alice", "alice password").await;
+    add_user(&state, "bob", "bob password").await;
+    let server = TestServer::start_with(state).await;
+
+    // Nobody signed in: pages go to the sign-in page, the rest is refused.
+    let anonymous = browser();
+    let home = anonymous.get(server.url("/")).send().await.unwrap();
+    assert_eq!(home.status(), 303);
+    assert_eq!(home.headers()[LOCATION], "/login");
+    for path in ["/api/ask", "/api/history", "/api/update_settings", "/new"] {
+        let response = anonymous.post(server.url(path)).send().await.unwrap();
+        assert_eq!(response.status(), 401, "{path}");
+    }
+    let api = anonymous
+        .post(server.url("/v1/chat/completions"))
+        .json(&serde_json::json!({"model": "cited", "messages": [{"role": "user", "content": "hi"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(api.status(), 401);
+    let form = anonymous
+        .get(server.url("/login"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(form.contains("name=\"password\""), "{form}");
+
+    // Wrong passwords and unknown names are refused alike.
+    for (name, password) in [("alice", "bob password"), ("carol", "alice password")] {
+        let (_, status) = sign_in(&server, name, password).await;
+        assert_eq!(status, 401, "{name}");
+    }
+    let (alice, status) = sign_in(&server, "alice", "alice password").await;
+    assert_eq!(status, 303);
+    let page = alice
+        .get(server.url("/"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("alice"), "the page names who is signed in");
+
+    let events = super::chat::post_ask(&alice, &server, "How do I run the tests?")
+        .await
+        .unwrap();
+    assert!(super::done_event(&events).is_some(), "{events:?}");
+    let mine = history_of(&alice, &server).await;
+    assert_eq!(mine.conversations.len(), 1);
+    assert_eq!(mine.user.as_deref(), Some("alice"));
+    let id = mine.conversations[0].id.clone();
+
+    // Bob sees none of it and can touch none of it.
+    let (bob, _) = sign_in(&server, "bob", "bob password").await;
+    assert!(history_of(&bob, &server).await.conversations.is_empty());
+    let opened: Option<serde_json::Value> = bob
+        .post(server.url("/api/open_conversation"))
+        .form(&[("id", id.as_str())])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(opened.is_none(), "{opened:?}");
+    bob.post(server.url("/api/delete_conversation"))
+        .form(&[("id", id.as_str()), ("deleted", "true")])
+        .send()
+        .await
+        .unwrap();
+    let export = bob
+        .get(server.url(&format!("/c/{id}/export.md")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(export.status(), 404);
+    assert_eq!(history_of(&alice, &server).await.conversations.len(), 1);
+
+    // Alice on a second browser has the same conversations; signing out everywhere ends
+    // both browsers' sessions.
+    let (alice_phone, _) = sign_in(&server, "alice", "alice password").await;
+    assert_eq!(
+        history_of(&alice_phone, &server).await.conversations[0].id,
+        id
+    );
+    let out = alice
+        .post(server.url("/logout"))
+        .form(&[("everywhere", "1")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.status(), 303);
+    for client in [&alice, &alice_phone] {
+        let home = client.get(server.url("/")).send().await.unwrap();
+        assert_eq!(home.status(), 303, "signed out");
+    }
+    assert_eq!(
+        bob.get(server.url("/")).send().await.unwrap().status(),
+        200,
+        "bob is still in"
+    );
+    // Signing in again restores the history; a new password signs everyone out.
+    let (alice, _) = sign_in(&server, "alice", "alice password").await;
+    assert_eq!(history_of(&alice, &server).await.conversations.len(), 1);
+}
+
+#[tokio::test]
+async fn sign_in_attempts_are_rate_limited() {
+    let state = state_with(&[("CITED_AUTH", "accounts")], None);
+    add_user(&state, "alice", "alice password").await;
+    let server = TestServer::start_with(state).await;
+    let client = reqwest::Client::new();
+    let mut statuses = Vec::new();
+    for _ in 0..12 {
+        let response = client
+            .post(server.url("/login"))
+            .form(&[("name", "alice"), ("password", "guess guess")])
+            .send()
+            .await
+            .unwrap();
+        if response.status() == 429 {
+            assert!(response.headers().get(RETRY_AFTER).is_some());
+        }
+        statuses.push(response.status().as_u16());
+    }
+    assert!(statuses[..5].iter().all(|s| *s == 401), "{statuses:?}");
+    assert_eq!(statuses.last(), Some(&429), "{statuses:?}");
+}
+
+#[tokio::test]
+async fn a_trusted_proxy_names_the_user() {
+    let server = TestServer::start(&[
+        ("CITED_AUTH", "proxy"),
+        ("CITED_AUTH_PROXY_HEADER", "X-Remote-User"),
+        ("CITED_AUTH_PROXY_FROM", "127.0.0.1"),
+    ])
+    .await;
+    let post = |client: &reqwest::Client, user: &str, path: &str| {
+        client
+            .post(server.url(path))
+            .header("x-remote-user", user)
+            .form(&[("question", "How do I run the tests?")])
+            .send()
+    };
+    let carol = browser();
+    let response = post(&carol, "carol", "/api/ask").await.unwrap();
+    assert_eq!(response.status(), 200);
+    let _ = response.bytes().await;
+    let listed: History = post(&carol, "carol", "/api/history")
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed.conversations.len(), 1);
+    assert_eq!(listed.user.as_deref(), Some("carol"));
+    // Carol's cookie with dave's name is dave's session, not carol's.
+    let listed: History = post(&carol, "dave", "/api/history")
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(listed.conversations.is_empty(), "dave sees nothing of carol's");
+    assert_eq!(listed.user.as_deref(), Some("dave"));
+    // Without the header nobody is signed in.
+    let none = browser()
+        .post(server.url("/api/history"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(none.status(), 401);
+
+    // From an address that is not the proxy, the header means nothing.
+    let untrusted = TestServer::start(&[
+        ("CITED_AUTH", "proxy"),
+        ("CITED_AUTH_PROXY_HEADER", "X-Remote-User"),
+        ("CITED_AUTH_PROXY_FROM", "10.0.0.0/8"),
+    ])
+    .await;
+    let response = browser()
+        .post(untrusted.url("/api/history"))
+        .header("x-remote-user", "carol")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+}
+
+#[tokio::test]
+async fn serving_off_loopback_needs_sign_in() {
+    let config = super::pipeline_config("http://127.0.0.1:9", &[("CITED_ADDR", "0.0.0.0:0")]);
+    let exit = crate::ssr::cli::serve(config).await;
+    assert_eq!(exit, std::process::ExitCode::FAILURE);
+}
+
+#[tokio::test]
+async fn asking_too_fast_is_answered_429() {
+    let server = TestServer::start(&[("CITED_RATE_ASKS_PER_MIN", "1")]).await;
+    let client = browser();
+    let ask = || {
+        client
+            .post(server.url("/api/ask"))
+            .form(&[("question", "How do I run the tests?")])
+            .send()
+    };
+    let first = ask().await.unwrap();
+    assert_eq!(first.status(), 200);
+    let _ = first.bytes().await;
+    let second = ask().await.unwrap();
+    assert_eq!(second.status(), 429);
+    let wait: u64 = second.headers()[RETRY_AFTER]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&wait), "{wait}");
+    let message = second.text().await.unwrap();
+    assert!(message.contains("秒后再试") || message.contains("try again"), "{message}");
+    // Another browser has its own allowance.
+    let other = browser()
+        .post(server.url("/api/ask"))
+        .form(&[("question", "How do I run the tests?")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 200);
+}
+
+#[tokio::test]
+async fn a_full_quota_refuses_new_questions() {
+    let server = TestServer::start(&[("CITED_USER_QUOTA_MB", "1")]).await;
+    let client = browser();
+    let events = super::chat::post_ask(&client, &server, "How do I run the tests?")
+        .await
+        .unwrap();
+    assert!(super::done_event(&events).is_some());
+    let history = history_of(&client, &server).await;
+    let conversation = &history.conversations[0].id;
+    // Fill the rest of the quota with one long stored answer.
+    let big = crate::model::Exchange {
+        question: "q".into(),
+        answer: "长".repeat(400_000),
+        ..crate::model::Exchange::default()
+    };
+    server
+        .state
+        .store
+        .begin_exchange(conversation, &big)
+        .await
+        .unwrap();
+    let refused = client
+        .post(server.url("/api/ask"))
+        .form(&[("question", "How do I run the tests?")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 507);
+    let message = refused.text().await.unwrap();
+    assert!(message.contains("存储上限") || message.contains("storage limit"), "{message}");
+}
+
+#[tokio::test]
+async fn answers_over_the_limit_wait_in_line_and_are_told_their_place() {
+    let state = state_with(&[("CITED_MAX_ANSWERS", "1")], Some(Arc::new(Dribble)));
+    let store = crate::ssr::session::SessionStore::new(Duration::from_secs(600));
+    let first_session = store.create(std::time::Instant::now());
+    let (sender, mut first_events) = tokio::sync::mpsc::channel(4096);
+    let stop_first = tokio_util::sync::CancellationToken::new();
+    let first = tokio::spawn(crate::ssr::answer::run(
+        state.clone(),
+        first_session,
+        TurnInput::standalone("first question".into(), Mode::Chat),
+        stop_first.clone(),
+        sender,
+    ));
+    // The first is writing.
+    loop {
+        match first_events.recv().await {
+            Some(AnswerEvent::Token { .. }) => break,
+            Some(_) => {}
+            None => panic!("the first answer ended"),
+        }
+    }
+    let second_state = state.clone();
+    let second = tokio::spawn(async move {
+        super::answer_collecting(
+            &second_state,
+            TurnInput::standalone("second question".into(), Mode::Chat),
+        )
+        .await
+    });
+    // Wait until the second is in line, then let the first end.
+    while state.limits.answers.load().1 == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    stop_first.cancel();
+    let first = first.await.unwrap();
+    assert_eq!(first.state, ExchangeState::Stopped);
+    let (exchange, events) = tokio::time::timeout(Duration::from_secs(5), async {
+        // The second runs now; stop it once it has written something.
+        loop {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            if state.limits.answers.load() == (1, 0) {
+                break;
+            }
+        }
+        state.shutdown.cancel();
+        second.await.unwrap()
+    })
+    .await
+    .unwrap();
+    let queued = events.iter().position(|e| {
+        matches!(
+            e,
+            AnswerEvent::Status {
+                status: Some(Status::Queued { position: 1 })
+            }
+        )
+    });
+    let started = events
+        .iter()
+        .position(|e| matches!(e, AnswerEvent::Started { .. }));
+    assert!(
+        started < queued && queued.is_some(),
+        "the status line says it waits, first in line: {events:?}"
+    );
+    assert_eq!(exchange.state, ExchangeState::Stopped);
+}
+
+#[tokio::test]
+async fn shutdown_stops_running_answers_and_saves_them() {
+    let (_dir, db) = temp_db("shutdown");
+    let state = state_with(&[("CITED_DATABASE_URL", &db)], Some(Arc::new(Dribble)));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(crate::ssr::web::run(listener, state.clone(), async move {
+        let _ = stopped.await;
+    }));
+    let client = browser();
+    let response = client
+        .post(format!("http://{addr}/api/ask"))
+        .form(&[("question", "a long answer please")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let mut body = response.bytes_stream();
+    let mut seen = String::new();
+    while !seen.contains("\"token\"") {
+        let chunk = body.next().await.unwrap().unwrap();
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    let _ = stop.send(());
+    // The stream ends (the answer stopped) and the server returns.
+    while let Some(chunk) = body.next().await {
+        if chunk.is_err() {
+            break;
+        }
+    }
+    tokio::time::timeout(Duration::from_secs(30), server)
+        .await
+        .expect("the server stops")
+        .unwrap()
+        .unwrap();
+    let all = state.store.list_all(10).await.unwrap();
+    assert_eq!(all.len(), 1);
+    let saved = state
+        .store
+        .conversation_by_id(&all[0].1.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(saved.exchanges.len(), 1);
+    assert_eq!(saved.exchanges[0].state, ExchangeState::Stopped);
+    assert!(
+        saved.exchanges[0].answer.contains("词0"),
+        "what was written is kept: {:?}",
+        saved.exchanges[0].answer
+    );
+}
