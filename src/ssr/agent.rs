@@ -196,7 +196,7 @@ async fn run_tools(
                 (output, search_step(query, &[], false, Some(message)))
             }
             (Call::Capped(query), _) => {
-                tracing::info!(query, cap, "search cap reached");
+                tracing::debug!(query, cap, "search cap reached");
                 let output = prompts::search_cap_reached(&turn.input.question, cap);
                 (output, Step::Capped { query })
             }

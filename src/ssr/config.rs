@@ -1262,3 +1262,97 @@ mod tests {
         assert!(shown.contains("CITED_LLM_API_KEY=*** (set)"), "{shown}");
     }
 }
+
+#[cfg(test)]
+mod access_tests {
+    use super::*;
+
+    fn load(vars: &[(&str, &str)]) -> (Config, Vec<ConfigWarning>) {
+        Config::from_vars(|name| {
+            vars.iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| value.to_string())
+        })
+    }
+
+    #[test]
+    fn sign_in_and_host_names() {
+        let (config, warnings) = load(&[]);
+        assert!(warnings.is_empty());
+        assert_eq!(config.access.auth, Auth::Off);
+        assert_eq!(
+            config.access.allowed_hosts,
+            Some(vec![
+                "localhost".to_string(),
+                "127.0.0.1".to_string(),
+                "[::1]".to_string()
+            ])
+        );
+        assert!(!config.access.secure_cookies());
+
+        let (config, warnings) = load(&[
+            ("CITED_ADDR", "0.0.0.0:3000"),
+            ("CITED_AUTH", "proxy"),
+            ("CITED_AUTH_PROXY_FROM", "10.0.0.0/8, ::1"),
+            ("CITED_PUBLIC_URL", "https://cited.example.org"),
+        ]);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(config.access.allowed_hosts, None, "any name off loopback");
+        assert!(config.access.secure_cookies());
+        let Auth::Proxy { header, from } = &config.access.auth else {
+            panic!("{:?}", config.access.auth);
+        };
+        assert_eq!(header, "x-forwarded-user");
+        assert!(from[0].contains("10.200.3.4".parse().unwrap()));
+        assert!(!from[0].contains("11.0.0.1".parse().unwrap()));
+        assert!(from[1].contains("::1".parse().unwrap()));
+        assert!(from[0].contains("::ffff:10.0.0.9".parse().unwrap()));
+
+        let (config, _) = load(&[
+            ("CITED_ALLOWED_HOSTS", "Cited.Example.org"),
+            ("CITED_PUBLIC_URL", "https://public.example.org/"),
+        ]);
+        assert_eq!(
+            config.access.allowed_hosts,
+            Some(vec![
+                "cited.example.org".to_string(),
+                "public.example.org".to_string()
+            ])
+        );
+
+        let (config, warnings) = load(&[
+            ("CITED_AUTH", "passwords"),
+            ("CITED_AUTH_PROXY_FROM", "10.0.0.0/33"),
+        ]);
+        assert_eq!(config.access.auth, Auth::Off);
+        assert_eq!(warnings.len(), 1, "only CITED_AUTH is read: {warnings:?}");
+        let (_, warnings) = load(&[("CITED_AUTH", "proxy"), ("CITED_AUTH_PROXY_FROM", "10.0.0.0/33")]);
+        assert_eq!(warnings[0].var, "CITED_AUTH_PROXY_FROM");
+    }
+
+    #[test]
+    fn rejected_values_are_logged_without_credentials() {
+        assert_eq!(
+            shown_raw("ftp://user:secret@host:21/path"),
+            "ftp://***@host:21/path"
+        );
+        assert_eq!(shown_raw("http://host/a@b"), "http://host/a@b");
+        assert_eq!(shown_raw("no url"), "no url");
+        let (_, warnings) = load(&[("CITED_SEARXNG_URL", "gopher://me:pw@host")]);
+        assert_eq!(warnings[0].value, "gopher://***@host");
+        assert!(!warnings[0].to_string().contains("pw"));
+    }
+
+    #[test]
+    fn capacity_defaults_keep_a_small_host_responsive() {
+        let (config, _) = load(&[]);
+        let c = &config.capacity;
+        assert_eq!((c.answers, c.research, c.model_calls, c.page_reads), (8, 2, 8, 8));
+        assert_eq!(c.header_timeout, Duration::from_secs(10));
+        assert_eq!(c.body_bytes, 256 * 1024);
+        let shown = config.to_string();
+        for var in ["CITED_AUTH=off", "CITED_MAX_ANSWERS=8", "CITED_ALLOWED_HOSTS=localhost"] {
+            assert!(shown.contains(var), "{var}");
+        }
+    }
+}

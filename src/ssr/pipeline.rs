@@ -102,7 +102,7 @@ pub async fn cached_search(
 ) -> (Result<SearchResults, SearchError>, CacheUse) {
     let key = CacheKey::new(query, options).from_source(provider.kind());
     if let Some(results) = session.with_search_cache(|cache| cache.get(&key)) {
-        tracing::info!(session = ?session.id, query, n_results = results.sources.len(), "search cache hit");
+        tracing::debug!(session = ?session.id, query, n_results = results.sources.len(), "search cache hit");
         return (Ok(results), CacheUse::Hit);
     }
     tracing::debug!(session = ?session.id, query, "search cache miss");
@@ -782,7 +782,7 @@ impl Turn {
                     .iter()
                     .map(|(query, sources)| {
                         let allocation = registry.add_round(query, sources);
-                        tracing::info!(query, n_results = sources.len(), range = ?allocation.new_range, round = allocation.round, "citation numbers allocated");
+                        tracing::debug!(query, n_results = sources.len(), range = ?allocation.new_range, round = allocation.round, "citation numbers allocated");
                         if !allocation.conflicts.is_empty() {
                             tracing::error!(conflicts = ?allocation.conflicts, "citation numbers conflicted; repaired");
                         }

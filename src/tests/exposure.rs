@@ -684,3 +684,64 @@ async fn shutdown_stops_running_answers_and_saves_them() {
         saved.exchanges[0].answer
     );
 }
+
+/// A `Write` into a shared buffer, for reading what was logged.
+#[derive(Clone, Default)]
+struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn logs_at_info_hold_no_question_and_no_credentials() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(
+            crate::ssr::config::DEFAULT_LOG,
+        ))
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    // This test's runtime has one thread: everything the server does for it logs here.
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let (config, warnings) = crate::ssr::config::Config::from_vars(|name| match name {
+        "CITED_SEARXNG_URL" => Some("http://searcher:hunter2@127.0.0.1:9".into()),
+        "CITED_LLM_BASE_URL" => Some("ftp://model:sesame@127.0.0.1:9/v1".into()),
+        "CITED_SOURCES" => Some("web".into()),
+        "CITED_DATABASE_URL" => Some("sqlite::memory:".into()),
+        _ => None,
+    });
+    for warning in &warnings {
+        tracing::warn!("{warning}");
+    }
+    for line in config.to_string().lines() {
+        tracing::info!("config {line}");
+    }
+    let server = TestServer::start_with(AppState::new(config)).await;
+    let client = browser();
+    let _ = super::chat::post_ask(&client, &server, "紫色长颈鹿 marker-question-7731").await;
+    let logged = String::from_utf8_lossy(
+        &captured
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    )
+    .into_owned();
+    assert!(logged.contains("search failed"), "the test saw the answer's logs: {logged}");
+    assert!(logged.contains("CITED_LLM_BASE_URL"), "the rejected value was logged: {logged}");
+    for secret in ["hunter2", "sesame", "marker-question-7731", "紫色长颈鹿"] {
+        assert!(!logged.contains(secret), "{secret} in the log:\n{logged}");
+    }
+}

@@ -481,6 +481,8 @@ async fn a_flood_of_anonymous_requests_loses_no_one() {
     let server = super::TestServer::start(&[
         ("CITED_SEARXNG_URL", "http://127.0.0.1:9"),
         ("CITED_DATABASE_URL", &sqlite_url()),
+        // About sessions, not rate limits (`exposure` tests those).
+        ("CITED_RATE_REQUESTS_PER_MIN", "10000000"),
     ])
     .await;
     let alice = super::browser();
@@ -802,4 +804,78 @@ async fn the_model_names_a_new_conversation_and_the_question_stands_until_then()
         .map(|c| c.title)
         .collect();
     assert_eq!(titles, vec!["Tokio 入门"]);
+}
+
+#[tokio::test]
+async fn users_their_browsers_and_their_bytes() {
+    for store in backends().await {
+        let backend = store.backend();
+        let name = format!("user-{}", &owner()[..12]);
+        let hash = crate::ssr::passwords::hash("a password").unwrap();
+        assert!(store.create_user(&name, &hash).await.unwrap());
+        assert!(
+            !store.create_user(&name, &hash).await.unwrap(),
+            "{backend:?}: a name is taken once"
+        );
+        assert_eq!(store.password_hash(&name).await.unwrap(), Some(hash));
+        assert!(store.users().await.unwrap().contains(&name));
+        // Two browsers signed in as the user, one anonymous.
+        let (phone, laptop, other) = (owner(), owner(), owner());
+        for (browser, user) in [(&phone, Some(&name)), (&laptop, Some(&name)), (&other, None)] {
+            let settings = crate::model::Settings {
+                mode: if browser == &laptop { Mode::Research } else { Mode::Chat },
+                ..crate::model::Settings::default()
+            };
+            store
+                .save_browser(
+                    browser,
+                    &StoredBrowser {
+                        settings,
+                        conversation: None,
+                        user: user.cloned(),
+                    },
+                )
+                .await
+                .unwrap();
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(
+            store.browser(&phone).await.unwrap().unwrap().user,
+            Some(name.clone())
+        );
+        assert_eq!(
+            store.latest_settings(&name).await.unwrap().map(|s| s.mode),
+            Some(Mode::Research),
+            "{backend:?}: a new sign-in starts from the latest browser's settings"
+        );
+        let mine = crate::ssr::store::owner_of_user(&name);
+        let id = owner();
+        seed(
+            &store,
+            &mine,
+            &id,
+            "t",
+            &exchange("问题", &"答".repeat(1000), ExchangeState::Done),
+        )
+        .await;
+        let bytes = store.owner_bytes(&mine).await.unwrap();
+        assert!(bytes >= 3000, "{backend:?}: bytes, not characters: {bytes}");
+        assert_eq!(store.owner_bytes(&other).await.unwrap(), 0);
+
+        // A new password signs every browser of the user out, and only theirs.
+        let new_hash = crate::ssr::passwords::hash("another password").unwrap();
+        assert!(store.set_password(&name, &new_hash).await.unwrap());
+        assert!(store.browser(&phone).await.unwrap().is_none());
+        assert!(store.browser(&laptop).await.unwrap().is_none());
+        assert!(store.browser(&other).await.unwrap().is_some());
+        assert!(!store.set_password("nobody-here", &new_hash).await.unwrap());
+
+        assert!(store.remove_user(&name).await.unwrap());
+        assert!(store.password_hash(&name).await.unwrap().is_none());
+        assert!(
+            store.conversation(&mine, &id).await.unwrap().is_none(),
+            "{backend:?}: their conversations go with them"
+        );
+        assert!(!store.remove_user(&name).await.unwrap());
+    }
 }

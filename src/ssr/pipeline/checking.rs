@@ -156,7 +156,7 @@ impl Turn {
                     }
                     Err(_) => {
                         // Too slow this time; a later answer may read it.
-                        tracing::info!(url = %entry.url, "a cited page took too long: its snippet stands in");
+                        tracing::debug!(url = %entry.url, "a cited page took too long: its snippet stands in");
                         return SourceText {
                             page: None,
                             snippet,

@@ -81,7 +81,7 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
             engines: Vec::new(),
             ..options.clone()
         };
-        tracing::info!(query = planned.query, engines = ?options.engines, "research: profile engines found nothing; trying the defaults");
+        tracing::debug!(query = planned.query, engines = ?options.engines, "research: profile engines found nothing; trying the defaults");
         searched = cached_search(&env.session, env.search.as_ref(), &planned.query, &plain)
             .await
             .0;
@@ -206,7 +206,7 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
                     outcome.read.push(url);
                     pages.push((number, page.text));
                 }
-                Err(error) => tracing::info!(url, %error, "research: deep-read failed"),
+                Err(error) => tracing::debug!(url, %error, "research: deep-read failed"),
             }
         }
     }
