@@ -16,6 +16,7 @@ mod llm;
 mod openai_api;
 mod real_model;
 mod research;
+mod robustness;
 mod search;
 mod searxng;
 mod server;
