@@ -31,6 +31,7 @@ help:
 	@echo "make test   fmt, clippy, unit + integration tests, Playwright end-to-end"
 	@echo "make bench-model   time to first token, tokens/s, wall time per mode on a real local model"
 	@echo "make bench-client  transfer sizes, time to hydrated, streaming cost (±CPU throttling), DOM nodes"
+	@echo "make bench-load    200 users at once, 20,000 anonymous requests, 500 slow headers, rate limits, memory"
 
 # --- installs (each one checks first) -------------------------------------------------
 
@@ -167,6 +168,12 @@ bench-model: llama
 # throttling ×4, DOM nodes (end2end/bench-client.mjs).
 bench-client: site-release server-release e2e-deps browser searxng-venv
 	cd end2end && CITED_BIN=$(CARGO_TARGET_DIR)/release/cited CITED_SITE_ROOT=$(CURDIR)/$(SITE) node bench-client.mjs
+
+# The load and fault harness (end2end/bench-load.mjs) against the release server on
+# loopback: 200 users at once, 20,000 anonymous requests, 500 slow-header connections, a
+# burst over the rate limits, memory before and after. Stops by itself.
+bench-load: server-release e2e-deps
+	cd end2end && CITED_BIN=$(CARGO_TARGET_DIR)/release/cited CITED_SITE_ROOT=$(CURDIR)/$(SITE) node bench-load.mjs
 
 # Where the release wasm's bytes go, per crate (a copy built with its function names).
 wasm-weights: tools site-tools

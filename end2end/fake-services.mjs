@@ -59,6 +59,11 @@ export function longAnswer() {
 
 function answerFor(question) {
   const q = question.toLowerCase();
+  // The load harness: each user's answer repeats its own question, so an answer that
+  // reached the wrong user shows.
+  if (q.startsWith('echo:')) {
+    return { pace: 20, chunks: ['You asked ', question.slice(5).trim(), ' [1].'] };
+  }
   if (q.includes('long answer') || q.includes('长回答')) {
     return { pace: 5, chunks: longAnswer() };
   }

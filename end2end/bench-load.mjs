@@ -1,0 +1,308 @@
+// The load and fault harness (`make bench-load`): the release server under load on
+// loopback, with the scripted model of fake-services.mjs. It prints:
+//  - 200 users asking at once (each its own browser): errors among admitted requests,
+//    answers or histories that reached the wrong user, and p50/p99 of the page and of the
+//    first token (queueing for CITED_MAX_ANSWERS included);
+//  - 20,000 anonymous requests (no cookie), then whether every user's conversation is still
+//    there;
+//  - 500 connections that never finish their headers: how many the header timeout closed,
+//    and the app answering meanwhile;
+//  - a burst over the rate limits (a second server with the default limits): how many were
+//    answered 429 with Retry-After;
+//  - the server's resident memory before and after.
+//
+// Everything runs on 127.0.0.1, is bounded in count, and the harness gives up (and stops
+// what it started) after 8 minutes.
+import { spawn } from 'node:child_process';
+import { readFileSync, mkdtempSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const bin = process.env.CITED_BIN;
+if (!bin) {
+  console.error('set CITED_BIN (make bench-load does)');
+  process.exit(2);
+}
+const site = process.env.CITED_SITE_ROOT ?? 'target/site';
+const ports = { fake: 3978, loaded: 3976, limited: 3975 };
+const USERS = Number(process.env.LOAD_USERS ?? 200);
+const ANONYMOUS = Number(process.env.LOAD_ANONYMOUS ?? 20_000);
+const SLOW = Number(process.env.LOAD_SLOW ?? 500);
+const children = [];
+
+function start(command, args, env) {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr.on('data', () => {});
+  children.push(child);
+  return child;
+}
+
+function stopAll() {
+  for (const child of children) child.kill('SIGTERM');
+}
+
+const giveUp = setTimeout(() => {
+  console.error('bench-load: gave up after 8 minutes');
+  stopAll();
+  process.exit(1);
+}, 8 * 60_000);
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor(url) {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {}
+    await sleep(200);
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+function rssMb(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(status.match(/VmRSS:\s+(\d+)/)?.[1] ?? 0);
+  return (kb / 1024).toFixed(1);
+}
+
+const percentile = (values, p) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+};
+
+function cited(port, extra) {
+  const data = mkdtempSync(join(tmpdir(), 'cited-load-'));
+  return start(bin, ['serve'], {
+    CITED_ADDR: `127.0.0.1:${port}`,
+    CITED_SITE_ROOT: site,
+    CITED_LLM_BASE_URL: `http://127.0.0.1:${ports.fake}/v1`,
+    CITED_LLM_MODEL: 'fake-model',
+    CITED_SOURCES: 'knowledge',
+    CITED_TITLES: 'question',
+    CITED_ALIGN_DEADLINE_SECS: '0',
+    CITED_DATABASE_URL: `sqlite:${join(data, 'cited.db')}`,
+    CITED_LOG: 'warn',
+    ...extra,
+  });
+}
+
+/** A browser: its own cookie, kept from the first Set-Cookie. */
+class Browser {
+  constructor(base) {
+    this.base = base;
+    this.cookie = '';
+  }
+  async request(path, init = {}) {
+    const headers = { ...(init.headers ?? {}) };
+    if (this.cookie) headers.cookie = this.cookie;
+    const response = await fetch(this.base + path, { ...init, headers, redirect: 'manual' });
+    const set = response.headers.get('set-cookie');
+    if (set) this.cookie = set.split(';')[0];
+    return response;
+  }
+  post(path, form) {
+    return this.request(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(form).toString(),
+    });
+  }
+}
+
+/** One user: load the page, ask, read the answer, read the history. */
+async function user(base, n, marker) {
+  const browser = new Browser(base);
+  const result = { n, errors: [], leaks: [] };
+  let began = performance.now();
+  const page = await browser.request('/');
+  await page.text();
+  result.pageMs = performance.now() - began;
+  if (page.status !== 200) result.errors.push(`page ${page.status}`);
+  began = performance.now();
+  const asked = await browser.post('/api/ask', { question: `echo: ${marker}` });
+  if (asked.status !== 200) {
+    result.errors.push(`ask ${asked.status}`);
+    return result;
+  }
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let answer = '';
+  let done = false;
+  for await (const chunk of asked.body) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let end;
+    while ((end = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, end);
+      buffer = buffer.slice(end + 1);
+      if (!line.trim()) continue;
+      const event = JSON.parse(line);
+      if (event.type === 'token') {
+        result.firstTokenMs ??= performance.now() - began;
+        answer += event.text;
+      }
+      if (event.type === 'failed') result.errors.push(`failed: ${event.message}`);
+      if (event.type === 'done') done = true;
+    }
+  }
+  if (!done) result.errors.push('no done event');
+  for (const other of answer.match(/user-\d+-[a-z0-9]+/g) ?? []) {
+    if (other !== marker) result.leaks.push(`answer holds ${other}`);
+  }
+  if (!answer.includes(marker)) result.errors.push(`answer lacks its marker: ${answer}`);
+  result.browser = browser;
+  return result;
+}
+
+async function history(browser) {
+  const response = await browser.post('/api/history', { query: '' });
+  if (response.status !== 200) return { status: response.status, titles: [] };
+  const body = await response.json();
+  return { status: 200, titles: body.conversations.map((c) => c.title) };
+}
+
+/** Runs `count` tasks made by `make`, at most `width` at once. */
+async function pool(count, width, make) {
+  let next = 0;
+  const results = [];
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      results[i] = await make(i);
+    }
+  };
+  await Promise.all(Array.from({ length: width }, worker));
+  return results;
+}
+
+async function main() {
+  start('node', ['fake-services.mjs'], { FAKE_PORT: String(ports.fake) });
+  await waitFor(`http://127.0.0.1:${ports.fake}/health`);
+  const loaded = cited(ports.loaded, {
+    // One address stands for many people here: the rate limits are for the last part.
+    CITED_RATE_REQUESTS_PER_MIN: '10000000',
+    CITED_RATE_ASKS_PER_MIN: '100000',
+    CITED_HEADER_TIMEOUT_SECS: '5',
+  });
+  const base = `http://127.0.0.1:${ports.loaded}`;
+  await waitFor(`${base}/healthz`);
+  await fetch(base + '/');
+  const rssBefore = rssMb(loaded.pid);
+
+  // 1. Users asking at once.
+  const nonce = Math.random().toString(36).slice(2, 8);
+  const started = performance.now();
+  const users = await Promise.all(
+    Array.from({ length: USERS }, (_, n) => user(base, n, `user-${n}-${nonce}`)),
+  );
+  const usersSecs = ((performance.now() - started) / 1000).toFixed(1);
+  let errors = users.flatMap((u) => u.errors);
+  let leaks = users.flatMap((u) => u.leaks);
+  for (const u of users.filter((u) => u.browser)) {
+    const { status, titles } = await history(u.browser);
+    if (status !== 200) errors.push(`history ${status}`);
+    const mine = `echo: user-${u.n}-${nonce}`;
+    for (const title of titles) if (title !== mine) leaks.push(`history of ${u.n} lists ${title}`);
+    if (!titles.includes(mine)) errors.push(`history of ${u.n} lacks its conversation`);
+  }
+  const pages = users.map((u) => u.pageMs).filter((v) => v !== undefined);
+  const firsts = users.map((u) => u.firstTokenMs).filter((v) => v !== undefined);
+  console.log(`\n${USERS} users asking at once (${usersSecs} s in all):`);
+  console.log(`  errors among admitted requests: ${errors.length}${errors.length ? ` (${errors.slice(0, 5).join('; ')})` : ''}`);
+  console.log(`  answers or histories reaching another user: ${leaks.length}${leaks.length ? ` (${leaks.slice(0, 5).join('; ')})` : ''}`);
+  console.log(`  page: p50 ${percentile(pages, 50).toFixed(0)} ms, p99 ${percentile(pages, 99).toFixed(0)} ms`);
+  console.log(`  first token: p50 ${percentile(firsts, 50).toFixed(0)} ms, p99 ${percentile(firsts, 99).toFixed(0)} ms`);
+
+  // 2. Anonymous requests, then every conversation is still there.
+  const paths = ['/', '/healthz', '/api/get_settings'];
+  const began = performance.now();
+  const statuses = await pool(ANONYMOUS, 32, async (i) => {
+    const path = paths[i % paths.length];
+    try {
+      const response = path.startsWith('/api/')
+        ? await fetch(base + path, { method: 'POST' })
+        : await fetch(base + path);
+      await response.arrayBuffer();
+      return response.status;
+    } catch (error) {
+      return String(error);
+    }
+  });
+  const failed = statuses.filter((s) => s !== 200);
+  let lost = 0;
+  for (const u of users.filter((u) => u.browser)) {
+    const { titles } = await history(u.browser);
+    if (!titles.includes(`echo: user-${u.n}-${nonce}`)) lost++;
+  }
+  console.log(`\n${ANONYMOUS} anonymous requests in ${((performance.now() - began) / 1000).toFixed(1)} s: ${failed.length} not answered 200; conversations lost: ${lost} of ${users.filter((u) => u.browser).length}`);
+
+  // 3. Connections that never finish their headers.
+  const slowStarted = performance.now();
+  let closed = 0;
+  const closedAt = [];
+  const sockets = await Promise.all(
+    Array.from({ length: SLOW }, () => new Promise((resolve) => {
+      const socket = net.connect(ports.loaded, '127.0.0.1', () => {
+        socket.write('GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ');
+        resolve(socket);
+      });
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        closed++;
+        closedAt.push(performance.now() - slowStarted);
+      });
+    })),
+  );
+  const during = [];
+  for (let i = 0; i < 10; i++) {
+    const t = performance.now();
+    const response = await fetch(`${base}/healthz`);
+    await response.text();
+    during.push({ status: response.status, ms: performance.now() - t });
+    await sleep(200);
+  }
+  const deadline = Date.now() + 30_000;
+  while (closed < SLOW && Date.now() < deadline) await sleep(100);
+  for (const socket of sockets) socket.destroy();
+  const okDuring = during.filter((d) => d.status === 200).length;
+  console.log(`\n${SLOW} slow-header connections: ${closed} closed by the server's header timeout (5 s here; the last after ${(Math.max(...closedAt) / 1000).toFixed(1)} s)`);
+  console.log(`  meanwhile /healthz answered ${okDuring} of ${during.length}, p50 ${percentile(during.map((d) => d.ms), 50).toFixed(1)} ms`);
+
+  const rssAfter = rssMb(loaded.pid);
+  console.log(`\nresident memory of the server: ${rssBefore} MB before, ${rssAfter} MB after`);
+
+  // 4. Over the rate limits, with the default limits.
+  const limited = cited(ports.limited, {});
+  const limitedBase = `http://127.0.0.1:${ports.limited}`;
+  await waitFor(`${limitedBase}/healthz`);
+  const asker = new Browser(limitedBase);
+  const asks = [];
+  for (let i = 0; i < 12; i++) {
+    const response = await asker.post('/api/ask', { question: `echo: burst ${i}` });
+    asks.push({ status: response.status, retry: response.headers.get('retry-after') });
+    await response.arrayBuffer();
+  }
+  const asks429 = asks.filter((a) => a.status === 429);
+  const burst = await pool(600, 16, async () => {
+    const response = await fetch(limitedBase + '/api/get_settings', { method: 'POST' });
+    await response.arrayBuffer();
+    return { status: response.status, retry: response.headers.get('retry-after') };
+  });
+  const burst429 = burst.filter((b) => b.status === 429);
+  console.log(`\nover the default rate limits:`);
+  console.log(`  12 questions at once from one browser: ${asks.length - asks429.length} answered, ${asks429.length} answered 429 (Retry-After on ${asks429.filter((a) => a.retry).length})`);
+  console.log(`  600 requests at once from one address: ${burst.length - burst429.length} answered, ${burst429.length} answered 429 (Retry-After on ${burst429.filter((b) => b.retry).length})`);
+
+  const clean = errors.length === 0 && leaks.length === 0 && lost === 0 && closed === SLOW && okDuring === during.length && asks429.length > 0 && burst429.length > 0;
+  clearTimeout(giveUp);
+  stopAll();
+  console.log(clean ? '\nbench-load: all checks held' : '\nbench-load: SOME CHECKS FAILED');
+  process.exit(clean ? 0 : 1);
+}
+
+main().catch((error) => {
+  console.error(error);
+  stopAll();
+  process.exit(1);
+});
