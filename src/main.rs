@@ -67,6 +67,12 @@ enum Command {
         #[command(subcommand)]
         command: UserCommand,
     },
+    /// API keys for the OpenAI-compatible API (`Authorization: Bearer cited_…`): each
+    /// answers for its user, with their rate limits, quota and conversations.
+    Key {
+        #[command(subcommand)]
+        command: KeyCommand,
+    },
     /// The conversations kept in the database (CITED_DATABASE_URL).
     History {
         #[command(subcommand)]
@@ -97,6 +103,20 @@ enum UserCommand {
     Passwd { name: String },
     /// Lists the accounts.
     List,
+}
+
+#[derive(Subcommand)]
+enum KeyCommand {
+    /// Makes a key for a user and prints it (once: only its hash is kept).
+    Add {
+        user: String,
+        #[arg(long, default_value = "")]
+        label: String,
+    },
+    /// Lists a user's keys: id, created, label.
+    List { user: String },
+    /// Revokes a key by its id.
+    Remove { id: String },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -168,6 +188,14 @@ fn main() -> ExitCode {
                 UserCommand::Remove { name } => cli::User::Remove { name },
                 UserCommand::Passwd { name } => cli::User::Passwd { name },
                 UserCommand::List => cli::User::List,
+            },
+        )),
+        Command::Key { command } => runtime.block_on(cli::key(
+            config,
+            match command {
+                KeyCommand::Add { user, label } => cli::Key::Add { user, label },
+                KeyCommand::List { user } => cli::Key::List { user },
+                KeyCommand::Remove { id } => cli::Key::Remove { id },
             },
         )),
         Command::History { command } => runtime.block_on(match command {

@@ -16,4 +16,3 @@ pub async fn run<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -
     let _permit = PERMITS.acquire().await.ok()?;
     tokio::task::spawn_blocking(work).await.ok()
 }
-

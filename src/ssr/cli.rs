@@ -371,6 +371,67 @@ pub async fn user(config: Config, command: User) -> ExitCode {
     }
 }
 
+/// `cited key …`.
+pub enum Key {
+    Add { user: String, label: String },
+    List { user: String },
+    Remove { id: String },
+}
+
+#[allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "the keys are the command's output"
+)]
+pub async fn key(config: Config, command: Key) -> ExitCode {
+    let state = AppState::new(config);
+    let store = &state.store;
+    let fail = |message: String| {
+        eprintln!("error: {message}");
+        ExitCode::FAILURE
+    };
+    match command {
+        Key::Add { user, label } => {
+            match store.password_hash(&user).await {
+                Ok(Some(_)) => {}
+                Ok(None) if state.config.access.auth != crate::ssr::config::Auth::Accounts => {}
+                Ok(None) => return fail(format!("no user {user} (`cited user add {user}` first)")),
+                Err(error) => return fail(error.to_string()),
+            }
+            let (key, id) = match crate::ssr::passwords::new_api_key() {
+                Ok(made) => made,
+                Err(error) => return fail(error),
+            };
+            let hash = crate::ssr::passwords::api_key_hash(&key);
+            match store.add_api_key(&id, &hash, &user, &label).await {
+                Ok(()) => {
+                    println!("{key}");
+                    eprintln!("key {id} for {user}: shown once, keep it safe");
+                    ExitCode::SUCCESS
+                }
+                Err(error) => fail(error.to_string()),
+            }
+        }
+        Key::List { user } => match store.api_keys(&user).await {
+            Ok(keys) => {
+                for (id, label, created) in keys {
+                    println!("{id}  {}  {label}", utc(created));
+                }
+                ExitCode::SUCCESS
+            }
+            Err(error) => fail(error.to_string()),
+        },
+        Key::Remove { id } => match store.remove_api_key(&id).await {
+            Ok(true) => {
+                eprintln!("key {id} revoked");
+                ExitCode::SUCCESS
+            }
+            Ok(false) => fail(format!("no key {id}")),
+            Err(error) => fail(error.to_string()),
+        },
+    }
+}
+
 /// `cited history …`.
 pub enum History {
     List { limit: u32 },

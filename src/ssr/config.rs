@@ -146,9 +146,7 @@ impl IpNet {
 
     pub fn contains(&self, ip: std::net::IpAddr) -> bool {
         let ip = match ip {
-            std::net::IpAddr::V6(v6) => v6
-                .to_ipv4_mapped()
-                .map_or(ip, std::net::IpAddr::V4),
+            std::net::IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, std::net::IpAddr::V4),
             v4 => v4,
         };
         let mask = |bits: u32, width: u32| {
@@ -564,8 +562,13 @@ impl Config {
             research: reader.number("CITED_MAX_RESEARCH", 1, 100, 2),
             model_calls: reader.number("CITED_MAX_MODEL_CALLS", 1, 1000, 8),
             page_reads: reader.number("CITED_MAX_PAGE_READS", 1, 1000, 8),
-            asks_per_minute: u32::try_from(reader.number("CITED_RATE_ASKS_PER_MIN", 1, 100_000, 30))
-                .unwrap_or(u32::MAX),
+            asks_per_minute: u32::try_from(reader.number(
+                "CITED_RATE_ASKS_PER_MIN",
+                1,
+                100_000,
+                30,
+            ))
+            .unwrap_or(u32::MAX),
             requests_per_minute: u32::try_from(reader.number(
                 "CITED_RATE_REQUESTS_PER_MIN",
                 10,
@@ -765,7 +768,11 @@ impl fmt::Display for Config {
         writeln!(f, "CITED_RATE_ASKS_PER_MIN={}", c.asks_per_minute)?;
         writeln!(f, "CITED_RATE_REQUESTS_PER_MIN={}", c.requests_per_minute)?;
         writeln!(f, "CITED_MAX_CONNECTIONS={}", c.connections)?;
-        writeln!(f, "CITED_HEADER_TIMEOUT_SECS={}", c.header_timeout.as_secs())?;
+        writeln!(
+            f,
+            "CITED_HEADER_TIMEOUT_SECS={}",
+            c.header_timeout.as_secs()
+        )?;
         writeln!(f, "CITED_MAX_BODY_KB={}", c.body_bytes / 1024)?;
         writeln!(f, "CITED_MAX_ANSWER_CHARS={}", c.answer_chars)?;
         write!(
@@ -905,8 +912,9 @@ impl Reader<'_> {
                     .filter(|host| !host.is_empty())
                     .collect();
                 let valid = |host: &String| {
-                    host.chars()
-                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '[' | ']' | ':'))
+                    host.chars().all(|c| {
+                        c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '[' | ']' | ':')
+                    })
                 };
                 (!hosts.is_empty() && hosts.iter().all(valid)).then_some(Some(hosts))
             },
@@ -986,11 +994,7 @@ fn shown_raw(raw: &str) -> String {
     let rest = &raw[scheme_end + 3..];
     let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     match rest[..authority_end].rfind('@') {
-        Some(at) => format!(
-            "{}***@{}",
-            &raw[..scheme_end + 3],
-            &rest[at + 1..]
-        ),
+        Some(at) => format!("{}***@{}", &raw[..scheme_end + 3], &rest[at + 1..]),
         None => raw.to_string(),
     }
 }
@@ -1326,7 +1330,10 @@ mod access_tests {
         ]);
         assert_eq!(config.access.auth, Auth::Off);
         assert_eq!(warnings.len(), 1, "only CITED_AUTH is read: {warnings:?}");
-        let (_, warnings) = load(&[("CITED_AUTH", "proxy"), ("CITED_AUTH_PROXY_FROM", "10.0.0.0/33")]);
+        let (_, warnings) = load(&[
+            ("CITED_AUTH", "proxy"),
+            ("CITED_AUTH_PROXY_FROM", "10.0.0.0/33"),
+        ]);
         assert_eq!(warnings[0].var, "CITED_AUTH_PROXY_FROM");
     }
 
@@ -1347,11 +1354,18 @@ mod access_tests {
     fn capacity_defaults_keep_a_small_host_responsive() {
         let (config, _) = load(&[]);
         let c = &config.capacity;
-        assert_eq!((c.answers, c.research, c.model_calls, c.page_reads), (8, 2, 8, 8));
+        assert_eq!(
+            (c.answers, c.research, c.model_calls, c.page_reads),
+            (8, 2, 8, 8)
+        );
         assert_eq!(c.header_timeout, Duration::from_secs(10));
         assert_eq!(c.body_bytes, 256 * 1024);
         let shown = config.to_string();
-        for var in ["CITED_AUTH=off", "CITED_MAX_ANSWERS=8", "CITED_ALLOWED_HOSTS=localhost"] {
+        for var in [
+            "CITED_AUTH=off",
+            "CITED_MAX_ANSWERS=8",
+            "CITED_ALLOWED_HOSTS=localhost",
+        ] {
             assert!(shown.contains(var), "{var}");
         }
     }

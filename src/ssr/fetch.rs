@@ -155,22 +155,22 @@ async fn checked_address(
                 after: policy.timeout,
             })
         }
-        Err(_) => match tokio::time::timeout_at(deadline, tokio::net::lookup_host((bare, port)))
-            .await
-        {
-            Err(_) => {
-                return Err(FetchError::Timeout {
-                    url: url.to_string(),
-                    after: policy.timeout,
-                })
+        Err(_) => {
+            match tokio::time::timeout_at(deadline, tokio::net::lookup_host((bare, port))).await {
+                Err(_) => {
+                    return Err(FetchError::Timeout {
+                        url: url.to_string(),
+                        after: policy.timeout,
+                    })
+                }
+                Ok(Err(_)) => {
+                    return Err(FetchError::Resolve {
+                        host: host.to_string(),
+                    })
+                }
+                Ok(Ok(addrs)) => addrs.collect(),
             }
-            Ok(Err(_)) => {
-                return Err(FetchError::Resolve {
-                    host: host.to_string(),
-                })
-            }
-            Ok(Ok(addrs)) => addrs.collect(),
-        },
+        }
     };
     if addrs.is_empty() {
         return Err(FetchError::Resolve {

@@ -120,11 +120,7 @@ impl Gate {
             changed.as_mut().enable();
             {
                 let mut state = self.lock();
-                let position = state
-                    .queue
-                    .iter()
-                    .position(|t| *t == ticket)
-                    .unwrap_or(0);
+                let position = state.queue.iter().position(|t| *t == ticket).unwrap_or(0);
                 if position == 0 && state.running < self.capacity {
                     state.queue.pop_front();
                     state.running += 1;
@@ -263,7 +259,11 @@ mod tests {
         waiters.remove(1).abort();
         assert_eq!(rx.recv().await.unwrap(), (2, 2));
         drop(first);
-        assert_eq!(rx.recv().await.unwrap(), (0, 0), "the first in line goes first");
+        assert_eq!(
+            rx.recv().await.unwrap(),
+            (0, 0),
+            "the first in line goes first"
+        );
         let slot = waiters.remove(0).await.unwrap();
         assert_eq!(rx.recv().await.unwrap(), (2, 1));
         drop(slot);

@@ -35,6 +35,25 @@ pub fn decoy() -> &'static str {
     &DECOY
 }
 
+/// A new API key (`cited_` and 128 random bits in hex) and its id (the first 8 hex
+/// digits, shown in listings).
+pub fn new_api_key() -> Result<(String, String), String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|error| error.to_string())?;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    Ok((format!("cited_{hex}"), hex[..8].to_string()))
+}
+
+/// What is stored of an API key: its SHA-256 in hex. Keys are random and long, so a fast
+/// hash is enough (and checking one per request stays cheap).
+pub fn api_key_hash(key: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(key.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// A user name: 1–64 letters, digits, `.`, `-`, `_` or `@`.
 pub fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.chars().count())
@@ -54,8 +73,24 @@ mod tests {
         assert!(verify("correct horse", &phc));
         assert!(!verify("correct horsf", &phc));
         assert!(!verify("correct horse", "not a hash"));
-        assert_ne!(hash("correct horse").unwrap(), phc, "a fresh salt each time");
+        assert_ne!(
+            hash("correct horse").unwrap(),
+            phc,
+            "a fresh salt each time"
+        );
         assert!(!verify("anything", decoy()));
+    }
+
+    #[test]
+    fn api_keys_are_random_and_stored_hashed() {
+        let (key, id) = new_api_key().unwrap();
+        assert!(key.starts_with("cited_") && key.len() == 38, "{key}");
+        assert_eq!(&key[6..14], id);
+        assert_ne!(new_api_key().unwrap().0, key);
+        let hash = api_key_hash(&key);
+        assert_eq!(hash.len(), 64);
+        assert!(!hash.contains(&key[6..]));
+        assert_eq!(hash, api_key_hash(&key));
     }
 
     #[test]

@@ -13,8 +13,8 @@ use axum::response::Response;
 
 use crate::error::AppError;
 use crate::model::Lang;
-use crate::ssr::session::{Session, SessionId};
 use crate::ssr::config::Auth;
+use crate::ssr::session::{Session, SessionId};
 use crate::ssr::state::AppState;
 use crate::ssr::store::StoredBrowser;
 
@@ -106,6 +106,28 @@ pub async fn attach(State(state): State<AppState>, mut request: Request, next: N
     if path.starts_with("/pkg/") || path == "/healthz" || path == "/favicon.ico" {
         return next.run(request).await;
     }
+    // An API key (`Authorization: Bearer cited_…`) answers for its user, in a session of
+    // the request's own; a wrong key is refused, whatever the sign-in.
+    if path.starts_with("/v1/") {
+        if let Some(key) = bearer(&request) {
+            let hash = crate::ssr::passwords::api_key_hash(&key);
+            match state.store.api_key_user(&hash).await {
+                Ok(Some(user)) => {
+                    let session =
+                        Session::new(SessionId::random(), Instant::now()).with_user(Some(user));
+                    request
+                        .extensions_mut()
+                        .insert(CurrentSession(Arc::new(session)));
+                    return next.run(request).await;
+                }
+                Ok(None) => return api_unauthorized("The API key is not valid."),
+                Err(error) => {
+                    tracing::error!(%error, "cannot check the API key");
+                    return api_unauthorized("The API key cannot be checked now.");
+                }
+            }
+        }
+    }
     let mut session = match cookie_id(&request) {
         Some(raw_id) => find_session(&state, &raw_id).await,
         None => None,
@@ -142,6 +164,30 @@ pub async fn attach(State(state): State<AppState>, mut request: Request, next: N
     response
 }
 
+/// The key of an `Authorization: Bearer` header.
+fn bearer(request: &Request) -> Option<String> {
+    let value = request
+        .headers()
+        .get(axum::http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let (scheme, key) = value.trim().split_once(' ')?;
+    (scheme.eq_ignore_ascii_case("bearer") && key.trim().starts_with("cited_"))
+        .then(|| key.trim().to_string())
+}
+
+/// 401 in the OpenAI API's error shape.
+fn api_unauthorized(message: &str) -> Response {
+    use axum::response::IntoResponse;
+    let body = serde_json::json!({"error": {
+        "message": message,
+        "type": "invalid_request_error",
+        "param": null,
+        "code": "invalid_api_key",
+    }});
+    (axum::http::StatusCode::UNAUTHORIZED, axum::Json(body)).into_response()
+}
+
 /// The user a trusted proxy names, when the request comes from one.
 fn proxy_user(
     request: &Request,
@@ -163,7 +209,8 @@ fn proxy_user(
 /// A new session bound to `user`, kept in memory and in the store; it starts with the
 /// settings of the user's most recently used browser.
 pub async fn sign_in(state: &AppState, user: &str) -> Arc<Session> {
-    let session = Session::new(SessionId::random(), Instant::now()).with_user(Some(user.to_string()));
+    let session =
+        Session::new(SessionId::random(), Instant::now()).with_user(Some(user.to_string()));
     match state.store.latest_settings(user).await {
         Ok(Some(settings)) => {
             session.update_settings(|current| *current = settings);
@@ -187,7 +234,9 @@ pub fn session_cookie(state: &AppState, id: Option<&str>) -> Option<HeaderValue>
     };
     // A year: the history lives as long as the cookie does.
     let cookie = match id {
-        Some(id) => format!("{COOKIE_NAME}={id}; Path=/; Max-Age=31536000; HttpOnly; SameSite=Lax{secure}"),
+        Some(id) => {
+            format!("{COOKIE_NAME}={id}; Path=/; Max-Age=31536000; HttpOnly; SameSite=Lax{secure}")
+        }
         None => format!("{COOKIE_NAME}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax{secure}"),
     };
     HeaderValue::from_str(&cookie).ok()
@@ -203,18 +252,18 @@ fn refuse_anonymous(state: &AppState, request: &Request, path: &str) -> Response
     if page && matches!(state.config.access.auth, Auth::Accounts) {
         return (
             StatusCode::SEE_OTHER,
-            [(header::LOCATION, "/login"), (header::CACHE_CONTROL, "no-store")],
+            [
+                (header::LOCATION, "/login"),
+                (header::CACHE_CONTROL, "no-store"),
+            ],
         )
             .into_response();
     }
     let lang = lang_for(None, request.headers());
     if path.starts_with("/v1/") {
-        let body = serde_json::json!({"error": {
-            "message": "Sign in first: this cited requires an account.",
-            "type": "invalid_request_error",
-            "code": "unauthorized",
-        }});
-        return (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
+        return api_unauthorized(
+            "This cited requires an account: send an API key (`cited key add USER`) as `Authorization: Bearer cited_…`.",
+        );
     }
     let text = match lang {
         Lang::ZhCn => "需要先登录。",
@@ -283,7 +332,9 @@ pub async fn may_ask(
             .map_err(Refused::TooFast)?;
     }
     match state.store.owner_bytes(owner).await {
-        Ok(bytes) if u64::try_from(bytes).unwrap_or(0) >= state.config.capacity.user_quota_bytes => {
+        Ok(bytes)
+            if u64::try_from(bytes).unwrap_or(0) >= state.config.capacity.user_quota_bytes =>
+        {
             Err(Refused::QuotaFull)
         }
         Ok(_) => Ok(()),
@@ -297,7 +348,10 @@ pub async fn may_ask(
 /// The address the request being handled comes from (see `web::guard::client_address`).
 pub fn request_address() -> Option<std::net::IpAddr> {
     let parts = leptos::prelude::use_context::<axum::http::request::Parts>()?;
-    parts.extensions.get::<ClientAddress>().map(|address| address.0)
+    parts
+        .extensions
+        .get::<ClientAddress>()
+        .map(|address| address.0)
 }
 
 /// The client's address, as the guard worked it out (the peer, or the address a trusted

@@ -236,10 +236,11 @@ impl Store {
 
     pub async fn browser(&self, id: &str) -> Result<Option<StoredBrowser>, StoreError> {
         self.ready().await?;
-        let row = sqlx::query("SELECT settings, conversation_id, user_name FROM browsers WHERE id = $1")
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row =
+            sqlx::query("SELECT settings, conversation_id, user_name FROM browsers WHERE id = $1")
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?;
         let Some(row) = row else { return Ok(None) };
         let settings: String = row.try_get("settings")?;
         Ok(Some(StoredBrowser {

@@ -108,10 +108,7 @@ pub fn router(state: AppState) -> Router {
         .layer(tower_http::limit::RequestBodyLimitLayer::new(
             state.config.capacity.body_bytes,
         ))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            guard::guard,
-        ))
+        .layer(middleware::from_fn_with_state(state.clone(), guard::guard))
         .layer(
             TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
                 let route = request
@@ -206,12 +203,13 @@ pub async fn run(
         };
         let _ = stream.set_nodelay(true);
         let app = app.clone();
-        let service = hyper::service::service_fn(move |mut request: Request<hyper::body::Incoming>| {
-            request
-                .extensions_mut()
-                .insert(axum::extract::ConnectInfo(peer));
-            app.clone().oneshot(request)
-        });
+        let service =
+            hyper::service::service_fn(move |mut request: Request<hyper::body::Incoming>| {
+                request
+                    .extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
+                app.clone().oneshot(request)
+            });
         let connection = builder
             .serve_connection_with_upgrades(TokioIo::new(stream), service)
             .into_owned();

@@ -201,7 +201,10 @@ async fn pages_carry_security_headers_and_a_nonce_for_their_one_script() {
         .unwrap();
     let cookie = response.headers()[SET_COOKIE].to_str().unwrap().to_string();
     assert!(cookie.contains("; Secure"), "{cookie}");
-    assert!(response.headers().get("strict-transport-security").is_some());
+    assert!(response
+        .headers()
+        .get("strict-transport-security")
+        .is_some());
 }
 
 /// Reads until the server closes the connection; the bytes it sent.
@@ -313,7 +316,9 @@ async fn accounts_sign_in_and_see_only_their_own_conversations() {
     }
     let api = anonymous
         .post(server.url("/v1/chat/completions"))
-        .json(&serde_json::json!({"model": "cited", "messages": [{"role": "user", "content": "hi"}]}))
+        .json(
+            &serde_json::json!({"model": "cited", "messages": [{"role": "user", "content": "hi"}]}),
+        )
         .send()
         .await
         .unwrap();
@@ -465,7 +470,10 @@ async fn a_trusted_proxy_names_the_user() {
         .json()
         .await
         .unwrap();
-    assert!(listed.conversations.is_empty(), "dave sees nothing of carol's");
+    assert!(
+        listed.conversations.is_empty(),
+        "dave sees nothing of carol's"
+    );
     assert_eq!(listed.user.as_deref(), Some("dave"));
     // Without the header nobody is signed in.
     let none = browser()
@@ -520,7 +528,10 @@ async fn asking_too_fast_is_answered_429() {
         .unwrap();
     assert!((1..=60).contains(&wait), "{wait}");
     let message = second.text().await.unwrap();
-    assert!(message.contains("秒后再试") || message.contains("try again"), "{message}");
+    assert!(
+        message.contains("秒后再试") || message.contains("try again"),
+        "{message}"
+    );
     // Another browser has its own allowance.
     let other = browser()
         .post(server.url("/api/ask"))
@@ -561,7 +572,10 @@ async fn a_full_quota_refuses_new_questions() {
         .unwrap();
     assert_eq!(refused.status(), 507);
     let message = refused.text().await.unwrap();
-    assert!(message.contains("存储上限") || message.contains("storage limit"), "{message}");
+    assert!(
+        message.contains("存储上限") || message.contains("storage limit"),
+        "{message}"
+    );
 }
 
 #[tokio::test]
@@ -739,9 +753,60 @@ async fn logs_at_info_hold_no_question_and_no_credentials() {
             .unwrap_or_else(std::sync::PoisonError::into_inner),
     )
     .into_owned();
-    assert!(logged.contains("search failed"), "the test saw the answer's logs: {logged}");
-    assert!(logged.contains("CITED_LLM_BASE_URL"), "the rejected value was logged: {logged}");
+    assert!(
+        logged.contains("search failed"),
+        "the test saw the answer's logs: {logged}"
+    );
+    assert!(
+        logged.contains("CITED_LLM_BASE_URL"),
+        "the rejected value was logged: {logged}"
+    );
     for secret in ["hunter2", "sesame", "marker-question-7731", "紫色长颈鹿"] {
         assert!(!logged.contains(secret), "{secret} in the log:\n{logged}");
     }
+}
+
+#[tokio::test]
+async fn api_keys_answer_for_their_user() {
+    let state = state_with(&[("CITED_AUTH", "accounts")], None);
+    add_user(&state, "erin", "erin password").await;
+    let (key, id) = crate::ssr::passwords::new_api_key().unwrap();
+    state
+        .store
+        .add_api_key(
+            &id,
+            &crate::ssr::passwords::api_key_hash(&key),
+            "erin",
+            "laptop",
+        )
+        .await
+        .unwrap();
+    let server = TestServer::start_with(state).await;
+    let ask = |key: &str| {
+        reqwest::Client::new()
+            .post(server.url("/v1/chat/completions"))
+            .bearer_auth(key)
+            .json(&serde_json::json!({
+                "model": "cited-chat",
+                "messages": [{"role": "user", "content": "How do I run the tests?"}]
+            }))
+            .send()
+    };
+    let answered = ask(&key).await.unwrap();
+    assert_eq!(answered.status(), 200);
+    let body: serde_json::Value = answered.json().await.unwrap();
+    assert!(body["choices"][0]["message"]["content"]
+        .as_str()
+        .is_some_and(|t| !t.is_empty()));
+    // The answer is erin's: it is in her history.
+    let (erin, _) = sign_in(&server, "erin", "erin password").await;
+    assert_eq!(history_of(&erin, &server).await.conversations.len(), 1);
+    for wrong in ["cited_00000000000000000000000000000000", "unused"] {
+        let refused = ask(wrong).await.unwrap();
+        assert_eq!(refused.status(), 401, "{wrong}");
+        let error: serde_json::Value = refused.json().await.unwrap();
+        assert!(error["error"]["message"].is_string(), "{error}");
+    }
+    assert!(server.state.store.remove_api_key(&id).await.unwrap());
+    assert_eq!(ask(&key).await.unwrap().status(), 401, "a revoked key");
 }

@@ -152,7 +152,9 @@ async fn links_are_followed_only_inside_the_folder() {
     );
     let found = search(&base, "which async runtime do servers use").await;
     assert!(
-        found.iter().any(|s| s.url.contains("/pages-link/runtime.html")),
+        found
+            .iter()
+            .any(|s| s.url.contains("/pages-link/runtime.html")),
         "a link to a folder inside is followed: {found:?}"
     );
 }

@@ -11,9 +11,20 @@ const LAYERS: &[&[&str]] = &[
     &["model"],
     &["citation", "error"],
     &["i18n"],
-    &["ssr::net", "ssr::tolerant", "ssr::blocking", "ssr::passwords"],
+    &[
+        "ssr::net",
+        "ssr::tolerant",
+        "ssr::blocking",
+        "ssr::passwords",
+    ],
     &["ssr::config"],
-    &["ssr::search", "ssr::llm", "ssr::fetch", "ssr::store", "ssr::limits"],
+    &[
+        "ssr::search",
+        "ssr::llm",
+        "ssr::fetch",
+        "ssr::store",
+        "ssr::limits",
+    ],
     &[
         "ssr::knowledge",
         "ssr::align",

@@ -97,7 +97,8 @@ fn json_value() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(Value::from),
-        any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        any::<f64>()
+            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
         ".{0,20}".prop_map(Value::String),
     ];
     leaf.prop_recursive(4, 64, 8, |inner| {
@@ -141,7 +142,11 @@ fn read_searxng(body: &[u8]) {
         let results = normalise(raw, "q", 8, 200);
         assert!(results.sources.len() <= 8);
         for source in &results.sources {
-            assert!(crate::citation::urls::is_web_link(&source.url), "{}", source.url);
+            assert!(
+                crate::citation::urls::is_web_link(&source.url),
+                "{}",
+                source.url
+            );
         }
     }
 }

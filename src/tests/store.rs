@@ -821,9 +821,17 @@ async fn users_their_browsers_and_their_bytes() {
         assert!(store.users().await.unwrap().contains(&name));
         // Two browsers signed in as the user, one anonymous.
         let (phone, laptop, other) = (owner(), owner(), owner());
-        for (browser, user) in [(&phone, Some(&name)), (&laptop, Some(&name)), (&other, None)] {
+        for (browser, user) in [
+            (&phone, Some(&name)),
+            (&laptop, Some(&name)),
+            (&other, None),
+        ] {
             let settings = crate::model::Settings {
-                mode: if browser == &laptop { Mode::Research } else { Mode::Chat },
+                mode: if browser == &laptop {
+                    Mode::Research
+                } else {
+                    Mode::Chat
+                },
                 ..crate::model::Settings::default()
             };
             store

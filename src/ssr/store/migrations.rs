@@ -42,6 +42,15 @@ Migration {
     ],
     sqlite: &[],
     postgres: &[],
+},
+// 3: API keys, stored as their SHA-256.
+Migration {
+    common: &[
+        "CREATE TABLE api_keys (id TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, user_name TEXT NOT NULL, \
+         label TEXT NOT NULL, created_at {int} NOT NULL)",
+    ],
+    sqlite: &[],
+    postgres: &[],
 }];
 
 /// A number no other program on the database is likely to lock.

@@ -58,7 +58,75 @@ impl Store {
             .execute(&self.pool)
             .await?;
         self.sign_out_user(name).await?;
-        self.forget_owner(&super::owner_of_user(name))
+        sqlx::query("DELETE FROM api_keys WHERE user_name = $1")
+            .bind(name)
+            .execute(&self.pool)
+            .await?;
+        self.forget_owner(&super::owner_of_user(name)).await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Keeps an API key (its id and hash) for `user`.
+    pub async fn add_api_key(
+        &self,
+        id: &str,
+        hash: &str,
+        user: &str,
+        label: &str,
+    ) -> Result<(), StoreError> {
+        self.ready().await?;
+        sqlx::query(
+            "INSERT INTO api_keys (id, hash, user_name, label, created_at) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(id)
+        .bind(hash)
+        .bind(user)
+        .bind(label)
+        .bind(now_millis())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// The user an API key (by its hash) belongs to.
+    pub async fn api_key_user(&self, hash: &str) -> Result<Option<String>, StoreError> {
+        self.ready().await?;
+        let row = sqlx::query("SELECT user_name FROM api_keys WHERE hash = $1")
+            .bind(hash)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(match row {
+            Some(row) => Some(row.try_get("user_name")?),
+            None => None,
+        })
+    }
+
+    /// A user's API keys: id, label, created (ms since the epoch).
+    pub async fn api_keys(&self, user: &str) -> Result<Vec<(String, String, i64)>, StoreError> {
+        self.ready().await?;
+        let rows = sqlx::query(
+            "SELECT id, label, created_at FROM api_keys WHERE user_name = $1 ORDER BY created_at",
+        )
+        .bind(user)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok((
+                    row.try_get("id")?,
+                    row.try_get("label")?,
+                    row.try_get("created_at")?,
+                ))
+            })
+            .collect()
+    }
+
+    /// Revokes an API key by its id; false when there is none.
+    pub async fn remove_api_key(&self, id: &str) -> Result<bool, StoreError> {
+        self.ready().await?;
+        let done = sqlx::query("DELETE FROM api_keys WHERE id = $1")
+            .bind(id)
+            .execute(&self.pool)
             .await?;
         Ok(done.rows_affected() == 1)
     }

@@ -30,9 +30,20 @@ pub struct SignOut {
     everywhere: Option<String>,
 }
 
-fn page(state: &AppState, t: &Texts, status: StatusCode, problem: Option<&str>, name: &str) -> Response {
+fn page(
+    state: &AppState,
+    t: &Texts,
+    status: StatusCode,
+    problem: Option<&str>,
+    name: &str,
+) -> Response {
     let problem = problem
-        .map(|text| format!("<p class=\"login-problem\" role=\"alert\">{}</p>", escape(text)))
+        .map(|text| {
+            format!(
+                "<p class=\"login-problem\" role=\"alert\">{}</p>",
+                escape(text)
+            )
+        })
         .unwrap_or_default();
     let html = format!(
         "<!doctype html><html lang=\"{lang}\"><head><meta charset=\"utf-8\">\
@@ -108,9 +119,10 @@ pub async fn submit(
     let known = stored.is_some();
     let hash = stored.unwrap_or_else(|| crate::ssr::passwords::decoy().to_string());
     let password = form.password;
-    let matches = crate::ssr::blocking::run(move || crate::ssr::passwords::verify(&password, &hash))
-        .await
-        .unwrap_or(false);
+    let matches =
+        crate::ssr::blocking::run(move || crate::ssr::passwords::verify(&password, &hash))
+            .await
+            .unwrap_or(false);
     if !(known && matches) {
         tracing::info!("sign-in refused");
         return page(
@@ -158,7 +170,10 @@ pub async fn sign_out(
     };
     let mut response = (
         StatusCode::SEE_OTHER,
-        [(header::LOCATION, next), (header::CACHE_CONTROL, "no-store")],
+        [
+            (header::LOCATION, next),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
     )
         .into_response();
     if let Some(cookie) = session_cookie(&state, None) {

@@ -193,9 +193,15 @@ fn mint_nonce() -> String {
 }
 
 /// The security headers every response carries.
-fn with_headers(mut response: Response, access: &AccessConfig, nonce: Option<&CspNonce>) -> Response {
+fn with_headers(
+    mut response: Response,
+    access: &AccessConfig,
+    nonce: Option<&CspNonce>,
+) -> Response {
     let script = match nonce {
-        Some(CspNonce(nonce)) if !nonce.is_empty() => format!("'self' 'nonce-{nonce}' 'wasm-unsafe-eval'"),
+        Some(CspNonce(nonce)) if !nonce.is_empty() => {
+            format!("'self' 'nonce-{nonce}' 'wasm-unsafe-eval'")
+        }
         _ => "'self' 'wasm-unsafe-eval'".to_string(),
     };
     let csp = format!(

@@ -254,11 +254,8 @@ pub async fn completions(
     // one (so it counts against their rate and quota).
     let user = caller.and_then(|caller| caller.0 .0.user.clone());
     let session = Arc::new(
-        crate::ssr::session::Session::new(
-            crate::ssr::session::SessionId::random(),
-            Instant::now(),
-        )
-        .with_user(user),
+        crate::ssr::session::Session::new(crate::ssr::session::SessionId::random(), Instant::now())
+            .with_user(user),
     );
     let key = match &session.user {
         Some(user) => crate::ssr::store::owner_of_user(user),
