@@ -810,3 +810,44 @@ async fn api_keys_answer_for_their_user() {
     assert!(server.state.store.remove_api_key(&id).await.unwrap());
     assert_eq!(ask(&key).await.unwrap().status(), 401, "a revoked key");
 }
+
+/// A model that writes five 600-byte pieces at once.
+struct Burst;
+
+#[async_trait]
+impl ChatModel for Burst {
+    fn kind(&self) -> ModelKind {
+        ModelKind::Remote
+    }
+
+    async fn stream(&self, _request: ChatRequest) -> Result<ChatStream, LlmError> {
+        let pieces = (0..5).map(|_| Ok(ChatEvent::Text("长".repeat(200))));
+        Ok(Box::pin(futures_util::stream::iter(pieces)))
+    }
+}
+
+#[tokio::test]
+async fn an_answer_past_the_size_cap_is_cut_with_a_notice() {
+    let state = state_with(&[("CITED_MAX_ANSWER_CHARS", "1000")], Some(Arc::new(Burst)));
+    let (exchange, events) = super::answer_collecting(
+        &state,
+        TurnInput::standalone("a long one".into(), Mode::Chat),
+    )
+    .await;
+    assert_eq!(exchange.answer.len(), 999, "cut on a character boundary");
+    assert!(exchange.answer.chars().all(|c| c == '长'));
+    let streamed: String = events
+        .iter()
+        .filter_map(|e| match e {
+            AnswerEvent::Token { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(streamed, exchange.answer, "the browser saw what was kept");
+    let notices: Vec<&str> = exchange.notices.iter().map(|n| n.text.as_str()).collect();
+    assert_eq!(
+        notices.iter().filter(|n| n.contains("1000")).count(),
+        1,
+        "one notice: {notices:?}"
+    );
+}
