@@ -406,6 +406,8 @@ pub struct Turn {
     snapshot: Registry,
     /// What this answer's model calls streamed and used, the thinker's included.
     pub meter: Arc<Meter>,
+    /// The answer reached `CITED_MAX_ANSWER_CHARS`: later text is dropped.
+    capped: bool,
 }
 
 impl Turn {
@@ -442,6 +444,7 @@ impl Turn {
             stored: None,
             snapshot: Registry::new(),
             meter: Arc::new(Meter::default()),
+            capped: false,
         };
         // Sent even when a stop already landed, so every answer the browser sees starts;
         // nobody listening is noticed by the first step that checks.
@@ -647,7 +650,7 @@ impl Turn {
     /// notice.
     pub async fn token(&mut self, text: String) -> Result<(), Halted> {
         let cap = self.state.config.capacity.answer_chars;
-        if self.exchange.answer.len() >= cap {
+        if self.capped {
             return self.check();
         }
         let room = cap - self.exchange.answer.len();
@@ -657,6 +660,7 @@ impl Turn {
                 end -= 1;
             }
             let kept = text[..end].to_string();
+            self.capped = true;
             let notice = self
                 .texts()
                 .answer_too_long

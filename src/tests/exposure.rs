@@ -811,7 +811,8 @@ async fn api_keys_answer_for_their_user() {
     assert_eq!(ask(&key).await.unwrap().status(), 401, "a revoked key");
 }
 
-/// A model that writes five 600-byte pieces at once.
+/// A model that writes five 600-byte pieces at once (distinct characters: a repeated one
+/// would be cut as a loop).
 struct Burst;
 
 #[async_trait]
@@ -821,7 +822,12 @@ impl ChatModel for Burst {
     }
 
     async fn stream(&self, _request: ChatRequest) -> Result<ChatStream, LlmError> {
-        let pieces = (0..5).map(|_| Ok(ChatEvent::Text("长".repeat(200))));
+        let pieces = (0..5u32).map(|piece| {
+            let text: String = (0..200u32)
+                .filter_map(|i| char::from_u32(0x4e00 + piece * 200 + i))
+                .collect();
+            Ok(ChatEvent::Text(text))
+        });
         Ok(Box::pin(futures_util::stream::iter(pieces)))
     }
 }
@@ -835,7 +841,10 @@ async fn an_answer_past_the_size_cap_is_cut_with_a_notice() {
     )
     .await;
     assert_eq!(exchange.answer.len(), 999, "cut on a character boundary");
-    assert!(exchange.answer.chars().all(|c| c == '长'));
+    assert!(exchange
+        .answer
+        .chars()
+        .all(|c| ('\u{4e00}'..'\u{9fff}').contains(&c)));
     let streamed: String = events
         .iter()
         .filter_map(|e| match e {
