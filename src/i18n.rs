@@ -70,7 +70,7 @@ pub struct Texts {
     /// A question refused by the per-user rate limit; `{secs}`: when to try again.
     pub asking_too_fast: &'static str,
     pub not_saved: &'static str,
-    /// The answer reached `CITED_MAX_ANSWER_CHARS` (`{max}`).
+    /// The answer reached `CITED_MAX_ANSWER_KB` (`{max}` bytes).
     pub answer_too_long: &'static str,
     pub history: &'static str,
     pub new_chat: &'static str,

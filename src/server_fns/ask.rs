@@ -93,7 +93,11 @@ pub async fn ask(
         mode: settings.mode,
         force_search: force_search.unwrap_or(false),
     };
+    // Counted as running from now, so a shutdown that comes before the task first runs
+    // still waits for it.
+    let tracked = state.answers.token();
     tokio::spawn(async move {
+        let _tracked = tracked;
         // Frees the session even if the pipeline panics, so it can never stay "busy".
         struct EndAnswer(std::sync::Arc<crate::ssr::session::Session>, u64);
         impl Drop for EndAnswer {

@@ -12,7 +12,14 @@ static PERMITS: LazyLock<Semaphore> = LazyLock::new(|| {
 });
 
 /// Runs `work` on a blocking thread once a permit is free. `None` when it panicked.
+/// The permit is held by the job itself, so a caller that stops waiting (a deadline) does
+/// not free its core while the job still runs.
 pub async fn run<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
-    let _permit = PERMITS.acquire().await.ok()?;
-    tokio::task::spawn_blocking(work).await.ok()
+    let permit = PERMITS.acquire().await.ok()?;
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        work()
+    })
+    .await
+    .ok()
 }

@@ -185,6 +185,10 @@ pub struct AccessConfig {
     /// Where people reach the app (`CITED_PUBLIC_URL`): an https URL makes cookies `Secure`
     /// and adds HSTS; its host is always allowed.
     pub public_url: Option<Url>,
+    /// Reverse proxies whose `X-Forwarded-For` names the client (`CITED_TRUSTED_PROXIES`;
+    /// with proxy sign-in, `CITED_AUTH_PROXY_FROM` too): rate limits then count the client,
+    /// not the proxy.
+    pub trusted_proxies: Vec<IpNet>,
 }
 
 impl AccessConfig {
@@ -218,8 +222,8 @@ pub struct Capacity {
     pub header_timeout: Duration,
     /// Largest request body accepted.
     pub body_bytes: usize,
-    /// Longest answer text kept; a longer one is cut with a notice.
-    pub answer_chars: usize,
+    /// Most bytes of answer text kept; a longer one is cut with a notice.
+    pub answer_bytes: usize,
     /// Most stored conversation data per user; past it new questions are refused.
     pub user_quota_bytes: u64,
 }
@@ -579,7 +583,7 @@ impl Config {
             connections: reader.number("CITED_MAX_CONNECTIONS", 8, 100_000, 512),
             header_timeout: reader.seconds("CITED_HEADER_TIMEOUT_SECS", 1, 300, 10),
             body_bytes: reader.number("CITED_MAX_BODY_KB", 16, 100_000, 256) * 1024,
-            answer_chars: reader.number("CITED_MAX_ANSWER_CHARS", 1000, 10_000_000, 100_000),
+            answer_bytes: reader.number("CITED_MAX_ANSWER_KB", 1, 10_000, 256) * 1024,
             user_quota_bytes: reader.number("CITED_USER_QUOTA_MB", 1, 1_000_000, 200) as u64
                 * 1024
                 * 1024,
@@ -760,6 +764,20 @@ impl fmt::Display for Config {
             Some(url) => writeln!(f, "CITED_PUBLIC_URL={}", redacted(url))?,
             None => writeln!(f, "CITED_PUBLIC_URL=(none)")?,
         }
+        let trusted: Vec<String> = access
+            .trusted_proxies
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        writeln!(
+            f,
+            "CITED_TRUSTED_PROXIES={}",
+            if trusted.is_empty() {
+                "none".to_string()
+            } else {
+                trusted.join(",")
+            }
+        )?;
         let c = &self.capacity;
         writeln!(f, "CITED_MAX_ANSWERS={}", c.answers)?;
         writeln!(f, "CITED_MAX_RESEARCH={}", c.research)?;
@@ -774,7 +792,7 @@ impl fmt::Display for Config {
             c.header_timeout.as_secs()
         )?;
         writeln!(f, "CITED_MAX_BODY_KB={}", c.body_bytes / 1024)?;
-        writeln!(f, "CITED_MAX_ANSWER_CHARS={}", c.answer_chars)?;
+        writeln!(f, "CITED_MAX_ANSWER_KB={}", c.answer_bytes / 1024)?;
         write!(
             f,
             "CITED_USER_QUOTA_MB={}",
@@ -906,9 +924,22 @@ impl Reader<'_> {
                 if raw.trim() == "*" {
                     return Some(None);
                 }
+                // Names only: a port (`example.org:3000`) is dropped, as requests' are.
                 let hosts: Vec<String> = raw
                     .split(',')
-                    .map(|host| host.trim().to_ascii_lowercase())
+                    .map(|host| {
+                        let host = host.trim().to_ascii_lowercase();
+                        match host.rsplit_once(':') {
+                            Some((name, port))
+                                if !port.is_empty()
+                                    && port.bytes().all(|b| b.is_ascii_digit())
+                                    && (!name.contains(':') || name.ends_with(']')) =>
+                            {
+                                name.to_string()
+                            }
+                            _ => host,
+                        }
+                    })
                     .filter(|host| !host.is_empty())
                     .collect();
                 let valid = |host: &String| {
@@ -928,10 +959,25 @@ impl Reader<'_> {
             }
             hosts
         });
+        let mut trusted_proxies = self.parse(
+            "CITED_TRUSTED_PROXIES",
+            "comma-separated addresses or blocks such as 127.0.0.1,10.0.0.0/8, or none",
+            "none",
+            |raw| {
+                if raw.trim() == "none" {
+                    return Some(Vec::new());
+                }
+                raw.split(',').map(IpNet::parse).collect::<Option<Vec<_>>>()
+            },
+        );
+        if let Auth::Proxy { from, .. } = &auth {
+            trusted_proxies.extend(from.iter().copied());
+        }
         AccessConfig {
             auth,
             allowed_hosts,
             public_url,
+            trusted_proxies,
         }
     }
 
@@ -1312,6 +1358,15 @@ mod access_tests {
         assert!(from[1].contains("::1".parse().unwrap()));
         assert!(from[0].contains("::ffff:10.0.0.9".parse().unwrap()));
 
+        let (config, _) = load(&[("CITED_ALLOWED_HOSTS", "example.org:3000,[::1]:3000,[::1]")]);
+        assert_eq!(
+            config.access.allowed_hosts,
+            Some(vec![
+                "example.org".to_string(),
+                "[::1]".to_string(),
+                "[::1]".to_string()
+            ])
+        );
         let (config, _) = load(&[
             ("CITED_ALLOWED_HOSTS", "Cited.Example.org"),
             ("CITED_PUBLIC_URL", "https://public.example.org/"),

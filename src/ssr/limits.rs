@@ -173,6 +173,21 @@ impl<K: std::hash::Hash + Eq + Clone> Rate<K> {
     }
 }
 
+/// The key an address is rate-limited under: IPv6 by its /64 (one subscriber's block, in
+/// which a client can pick any address), IPv4 as it is.
+pub fn address_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let bits = u128::from(v6) & (!0u128 << 64);
+                IpAddr::V6(std::net::Ipv6Addr::from(bits))
+            }
+        },
+        v4 => v4,
+    }
+}
+
 /// Every limit of one app.
 pub struct Limits {
     pub answers: Arc<Gate>,
@@ -187,6 +202,8 @@ pub struct Limits {
     pub requests: Rate<IpAddr>,
     /// Sign-in attempts per client address (10 at once, then 10 a minute).
     pub sign_ins: Rate<IpAddr>,
+    /// Sign-in attempts per account name, from anywhere (the same).
+    pub sign_ins_per_name: Rate<String>,
     pub capacity: Capacity,
 }
 
@@ -201,6 +218,7 @@ impl Limits {
             asks_per_address: Rate::per_minute(capacity.asks_per_minute.saturating_mul(10), 50),
             requests: Rate::per_minute(capacity.requests_per_minute, 20),
             sign_ins: Rate::per_minute(10, 10),
+            sign_ins_per_name: Rate::per_minute(10, 10),
             capacity: capacity.clone(),
         }
     }
@@ -220,6 +238,7 @@ impl Limits {
         self.asks_per_address.sweep();
         self.requests.sweep();
         self.sign_ins.sweep();
+        self.sign_ins_per_name.sweep();
     }
 }
 
@@ -269,6 +288,18 @@ mod tests {
         drop(slot);
         assert_eq!(rx.recv().await.unwrap(), (2, 0));
         assert_eq!(gate.load(), (1, 0));
+    }
+
+    #[test]
+    fn ipv6_clients_are_counted_by_their_block() {
+        let a: IpAddr = "2001:db8:1:2:aaaa::1".parse().unwrap();
+        let b: IpAddr = "2001:db8:1:2:bbbb::9".parse().unwrap();
+        let c: IpAddr = "2001:db8:1:3::1".parse().unwrap();
+        assert_eq!(address_key(a), address_key(b));
+        assert_ne!(address_key(a), address_key(c));
+        let v4: IpAddr = "192.0.2.7".parse().unwrap();
+        assert_eq!(address_key(v4), v4);
+        assert_eq!(address_key("::ffff:192.0.2.7".parse().unwrap()), v4);
     }
 
     #[test]

@@ -54,12 +54,13 @@ pub fn api_key_hash(key: &str) -> String {
         .collect()
 }
 
-/// A user name: 1–64 letters, digits, `.`, `-`, `_` or `@`.
+/// A user name: 1–64 letters, digits, `.`, `-`, `_`, `+` or `@` (an e-mail address from
+/// a sign-in proxy fits).
 pub fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.chars().count())
         && name
             .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '.' | '-' | '_' | '@'))
+            .all(|c| c.is_alphanumeric() || matches!(c, '.' | '-' | '_' | '+' | '@'))
 }
 
 #[cfg(test)]
@@ -97,6 +98,7 @@ mod tests {
     fn names() {
         assert!(valid_name("alice"));
         assert!(valid_name("bob.smith@example.org"));
+        assert!(valid_name("bob+cited@example.org"));
         assert!(valid_name("张三"));
         assert!(!valid_name(""));
         assert!(!valid_name("a b"));

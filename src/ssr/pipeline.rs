@@ -406,7 +406,7 @@ pub struct Turn {
     snapshot: Registry,
     /// What this answer's model calls streamed and used, the thinker's included.
     pub meter: Arc<Meter>,
-    /// The answer reached `CITED_MAX_ANSWER_CHARS`: later text is dropped.
+    /// The answer reached `CITED_MAX_ANSWER_KB`: later text is dropped.
     capped: bool,
 }
 
@@ -646,10 +646,10 @@ impl Turn {
         self.send(AnswerEvent::Sources { sources }).await
     }
 
-    /// Appends answer text. Past `CITED_MAX_ANSWER_CHARS` the rest is dropped, with one
+    /// Appends answer text. Past `CITED_MAX_ANSWER_KB` the rest is dropped, with one
     /// notice.
     pub async fn token(&mut self, text: String) -> Result<(), Halted> {
-        let cap = self.state.config.capacity.answer_chars;
+        let cap = self.state.config.capacity.answer_bytes;
         if self.capped {
             return self.check();
         }

@@ -133,9 +133,14 @@ pub async fn attach(State(state): State<AppState>, mut request: Request, next: N
         None => None,
     };
     let mut minted = None;
+    if state.config.access.auth != Auth::Off {
+        session = match session {
+            Some(session) if session.user.is_some() => still_signed_in(&state, session).await,
+            _ => None,
+        };
+    }
     match &state.config.access.auth {
-        Auth::Off => {}
-        Auth::Accounts => session = session.filter(|s| s.user.is_some()),
+        Auth::Off | Auth::Accounts => {}
         Auth::Proxy { header, from } => {
             let user = proxy_user(&request, header, from);
             if session.as_ref().and_then(|s| s.user.clone()) != user {
@@ -162,6 +167,33 @@ pub async fn attach(State(state): State<AppState>, mut request: Request, next: N
         }
     }
     response
+}
+
+/// How long a signed-in session is trusted from memory before the store is asked again
+/// whether its browser is still signed in (signed out elsewhere, a new password, the user
+/// removed by `cited user` in another process).
+const RECHECK: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The session, if its browser is still signed in as its user.
+async fn still_signed_in(state: &AppState, session: Arc<Session>) -> Option<Arc<Session>> {
+    if !session.due_for_check(RECHECK) {
+        return Some(session);
+    }
+    match state.store.browser(&session.id.to_string()).await {
+        Ok(Some(browser)) if browser.user == session.user => {
+            session.checked();
+            Some(session)
+        }
+        Ok(_) => {
+            state.sessions.remove(&session.id);
+            None
+        }
+        Err(error) => {
+            // The database is down: what memory knows stands until it is back.
+            tracing::warn!(%error, "cannot check the session's sign-in");
+            Some(session)
+        }
+    }
 }
 
 /// The key of an `Authorization: Bearer` header.
@@ -219,7 +251,18 @@ pub async fn sign_in(state: &AppState, user: &str) -> Arc<Session> {
         Err(error) => tracing::warn!(%error, "cannot read the user's settings"),
     }
     let session = state.sessions.insert(session);
-    remember(state, &session).await;
+    let browser = StoredBrowser {
+        settings: session.settings(),
+        conversation: None,
+        user: session.user.clone(),
+    };
+    if let Err(error) = state
+        .store
+        .save_browser(&session.id.to_string(), &browser)
+        .await
+    {
+        tracing::warn!(%error, "cannot save the signed-in browser");
+    }
     tracing::info!(session = ?session.id, "signed in");
     session
 }
@@ -328,7 +371,7 @@ pub async fn may_ask(
         state
             .limits
             .asks_per_address
-            .check(&address)
+            .check(&crate::ssr::limits::address_key(address))
             .map_err(Refused::TooFast)?;
     }
     match state.store.owner_bytes(owner).await {
@@ -424,18 +467,21 @@ pub async fn session_or_mint() -> Result<Arc<Session>, AppError> {
     Ok(session)
 }
 
-/// Saves the session's settings and current conversation for its browser.
+/// Saves the session's settings and current conversation for its browser. A signed-in
+/// browser's row is only updated, never made again: signing out deletes it for good.
 pub async fn remember(state: &AppState, session: &Session) {
     let browser = StoredBrowser {
         settings: session.settings(),
         conversation: session.conversation_id(),
         user: session.user.clone(),
     };
-    if let Err(error) = state
-        .store
-        .save_browser(&session.id.to_string(), &browser)
-        .await
-    {
+    let id = session.id.to_string();
+    let saved = if session.user.is_some() {
+        state.store.update_browser(&id, &browser).await.map(|_| ())
+    } else {
+        state.store.save_browser(&id, &browser).await
+    };
+    if let Err(error) = saved {
         tracing::warn!(%error, "cannot save the browser's state");
     }
 }

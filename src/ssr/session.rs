@@ -65,6 +65,8 @@ pub struct Session {
     /// The signed-in user this browser belongs to (accounts or proxy sign-in); `None` when
     /// nobody signs in and the browser is its own anonymous user.
     pub user: Option<String>,
+    /// When the store last confirmed that this browser is still signed in.
+    checked_at: Mutex<Instant>,
     last_seen: Mutex<Instant>,
     settings: Mutex<Settings>,
     /// Identical searches within the session are answered from here.
@@ -101,6 +103,7 @@ impl Session {
         Session {
             id,
             user: None,
+            checked_at: Mutex::new(now),
             last_seen: Mutex::new(now),
             settings: Mutex::new(Settings::default()),
             search_cache: Mutex::new(SearchCache::default()),
@@ -112,6 +115,16 @@ impl Session {
             generation: AtomicU64::new(0),
             pages: Mutex::new((None, HashMap::new())),
         }
+    }
+
+    /// Whether the sign-in was confirmed longer than `every` ago.
+    pub fn due_for_check(&self, every: Duration) -> bool {
+        lock(&self.checked_at).elapsed() >= every
+    }
+
+    /// The store confirmed the sign-in just now.
+    pub fn checked(&self) {
+        *lock(&self.checked_at) = Instant::now();
     }
 
     /// The same session, bound to `user`.

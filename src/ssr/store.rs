@@ -766,17 +766,35 @@ impl Store {
         conversation: Option<&str>,
     ) -> Result<(), StoreError> {
         self.ready().await?;
-        sqlx::query(
-            "INSERT INTO browsers (id, settings, conversation_id, updated_at) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (id) DO UPDATE SET conversation_id = excluded.conversation_id, updated_at = excluded.updated_at",
+        // An update only: a browser that signed out (its row deleted) is not brought back
+        // by an answer that was still running.
+        sqlx::query("UPDATE browsers SET conversation_id = $2, updated_at = $3 WHERE id = $1")
+            .bind(id)
+            .bind(conversation)
+            .bind(now_millis())
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Saves an existing browser's settings and conversation; false when the browser is
+    /// gone (signed out), which this never undoes.
+    pub async fn update_browser(
+        &self,
+        id: &str,
+        browser: &StoredBrowser,
+    ) -> Result<bool, StoreError> {
+        self.ready().await?;
+        let done = sqlx::query(
+            "UPDATE browsers SET settings = $2, conversation_id = $3, updated_at = $4 WHERE id = $1",
         )
         .bind(id)
-        .bind(serde_json::to_string(&Settings::default())?)
-        .bind(conversation)
+        .bind(serde_json::to_string(&browser.settings)?)
+        .bind(browser.conversation.clone())
         .bind(now_millis())
         .execute(&self.pool)
         .await?;
-        Ok(())
+        Ok(done.rows_affected() == 1)
     }
 
     /// Deletes (`deleted = true`) or restores one of `owner`'s conversations. A deleted

@@ -73,22 +73,14 @@ pub fn router(state: AppState) -> Router {
             "/knowledge/{*path}",
             get(crate::ssr::web::knowledge_page::show),
         )
-        .leptos_routes_with_context(
-            &state,
-            routes,
-            || {
-                leptos::prelude::provide_context(crate::ssr::request::request_lang());
-                // The hydration script carries the nonce the CSP header names.
-                if let Some(nonce) = crate::ssr::request::request_nonce() {
-                    leptos::prelude::provide_context(leptos::nonce::Nonce::from_value(nonce));
-                }
-            },
-            {
-                let options = options.clone();
-                move || shell(options.clone())
-            },
-        )
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .leptos_routes_with_context(&state, routes, page_context, {
+            let options = options.clone();
+            move || shell(options.clone())
+        })
+        .fallback(leptos_axum::file_and_error_handler_with_context::<
+            AppState,
+            _,
+        >(page_context, shell))
         // Pages are never reused without asking (the assets they name change with a build).
         .layer(SetResponseHeaderLayer::if_not_present(
             header::CACHE_CONTROL,
@@ -127,6 +119,15 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// What every page render gets: the request's UI language, and the nonce the CSP header
+/// names, which the hydration script carries.
+fn page_context() {
+    leptos::prelude::provide_context(crate::ssr::request::request_lang());
+    if let Some(nonce) = crate::ssr::request::request_nonce() {
+        leptos::prelude::provide_context(leptos::nonce::Nonce::from_value(nonce));
+    }
+}
+
 async fn healthz() -> &'static str {
     "ok"
 }
@@ -139,16 +140,15 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// answer (each is saved as stopped), waits for them, and lets open connections finish.
 ///
 /// Its own accept loop rather than `axum::serve`, for what that lacks: a header-read
-/// timeout (`CITED_HEADER_TIMEOUT_SECS`, which also closes idle keep-alive connections), a
-/// cap on open connections (`CITED_MAX_CONNECTIONS`; more wait in the kernel's queue) and
+/// timeout (`CITED_HEADER_TIMEOUT_SECS`, which also closes silent and idle keep-alive
+/// connections), a cap on open connections (`CITED_MAX_CONNECTIONS`; more wait in the kernel's queue) and
 /// the peer address of each request (for rate limits and proxy sign-in).
 pub async fn run(
     listener: TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-    use hyper_util::server::conn::auto;
+    use hyper_util::rt::{TokioIo, TokioTimer};
     use tower::ServiceExt;
 
     let sessions = state.sessions.clone();
@@ -165,18 +165,14 @@ pub async fn run(
         }
     });
     let capacity = state.config.capacity.clone();
-    let mut builder = auto::Builder::new(TokioExecutor::new());
+    // HTTP/1.1 only: browsers speak HTTP/2 only over TLS, which a proxy in front ends, and
+    // telling the versions apart would first wait for bytes without any timeout. The
+    // header timer starts as soon as a connection is open, so a silent one is closed too.
+    let mut builder = hyper::server::conn::http1::Builder::new();
     builder
-        .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(capacity.header_timeout)
         .max_buf_size(64 * 1024);
-    builder
-        .http2()
-        .timer(TokioTimer::new())
-        .keep_alive_interval(Some(Duration::from_secs(30)))
-        .keep_alive_timeout(capacity.header_timeout)
-        .max_header_list_size(64 * 1024);
     let app = router(state.clone());
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let open = std::sync::Arc::new(tokio::sync::Semaphore::new(capacity.connections));
@@ -210,10 +206,7 @@ pub async fn run(
                     .insert(axum::extract::ConnectInfo(peer));
                 app.clone().oneshot(request)
             });
-        let connection = builder
-            .serve_connection_with_upgrades(TokioIo::new(stream), service)
-            .into_owned();
-        let connection = graceful.watch(connection);
+        let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
         tokio::spawn(async move {
             if let Err(error) = connection.await {
                 tracing::trace!(%error, "connection ended with an error");

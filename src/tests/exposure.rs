@@ -408,7 +408,7 @@ async fn accounts_sign_in_and_see_only_their_own_conversations() {
         200,
         "bob is still in"
     );
-    // Signing in again restores the history; a new password signs everyone out.
+    // Signing in again restores the history.
     let (alice, _) = sign_in(&server, "alice", "alice password").await;
     assert_eq!(history_of(&alice, &server).await.conversations.len(), 1);
 }
@@ -640,7 +640,7 @@ async fn answers_over_the_limit_wait_in_line_and_are_told_their_place() {
         .iter()
         .position(|e| matches!(e, AnswerEvent::Started { .. }));
     assert!(
-        started < queued && queued.is_some(),
+        started.is_some() && started < queued && queued.is_some(),
         "the status line says it waits, first in line: {events:?}"
     );
     assert_eq!(exchange.state, ExchangeState::Stopped);
@@ -834,13 +834,13 @@ impl ChatModel for Burst {
 
 #[tokio::test]
 async fn an_answer_past_the_size_cap_is_cut_with_a_notice() {
-    let state = state_with(&[("CITED_MAX_ANSWER_CHARS", "1000")], Some(Arc::new(Burst)));
+    let state = state_with(&[("CITED_MAX_ANSWER_KB", "1")], Some(Arc::new(Burst)));
     let (exchange, events) = super::answer_collecting(
         &state,
         TurnInput::standalone("a long one".into(), Mode::Chat),
     )
     .await;
-    assert_eq!(exchange.answer.len(), 999, "cut on a character boundary");
+    assert_eq!(exchange.answer.len(), 1023, "cut on a character boundary");
     assert!(exchange
         .answer
         .chars()
@@ -855,8 +855,78 @@ async fn an_answer_past_the_size_cap_is_cut_with_a_notice() {
     assert_eq!(streamed, exchange.answer, "the browser saw what was kept");
     let notices: Vec<&str> = exchange.notices.iter().map(|n| n.text.as_str()).collect();
     assert_eq!(
-        notices.iter().filter(|n| n.contains("1000")).count(),
+        notices.iter().filter(|n| n.contains("1024")).count(),
         1,
         "one notice: {notices:?}"
     );
+}
+
+#[tokio::test]
+async fn a_browser_signed_out_elsewhere_is_out_within_seconds() {
+    let state = state_with(&[("CITED_AUTH", "accounts")], None);
+    add_user(&state, "fay", "fay password").await;
+    let server = TestServer::start_with(state).await;
+    let (fay, _) = sign_in(&server, "fay", "fay password").await;
+    assert_eq!(fay.get(server.url("/")).send().await.unwrap().status(), 200);
+    // `cited user passwd` in another process: the rows go, this server's memory stays.
+    let hash = crate::ssr::passwords::hash("new fay password").unwrap();
+    assert!(server.state.store.set_password("fay", &hash).await.unwrap());
+    tokio::time::sleep(Duration::from_millis(5500)).await;
+    let home = fay.get(server.url("/")).send().await.unwrap();
+    assert_eq!(home.status(), 303, "the old session no longer works");
+    // Saving settings from the dead session brings nothing back.
+    let refused = fay
+        .post(server.url("/api/update_settings"))
+        .form(&[("mode", "agent")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+    let (_, status) = sign_in(&server, "fay", "fay password").await;
+    assert_eq!(status, 401, "the old password is gone");
+    let (_, status) = sign_in(&server, "fay", "new fay password").await;
+    assert_eq!(status, 303);
+}
+
+#[tokio::test]
+async fn an_anonymous_browser_from_before_sign_in_counts_for_nothing() {
+    let server = TestServer::start(&[
+        ("CITED_AUTH", "proxy"),
+        ("CITED_AUTH_PROXY_FROM", "10.0.0.0/8"),
+    ])
+    .await;
+    let id = crate::ssr::session::SessionId::random().to_string();
+    server
+        .state
+        .store
+        .save_browser(
+            &id,
+            &crate::ssr::store::StoredBrowser {
+                settings: crate::model::Settings::default(),
+                conversation: None,
+                user: None,
+            },
+        )
+        .await
+        .unwrap();
+    let response = reqwest::Client::new()
+        .post(server.url("/api/history"))
+        .header("cookie", format!("cited_session={id}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+}
+
+#[tokio::test]
+async fn silent_connections_are_closed_too() {
+    let server = TestServer::start(&[("CITED_HEADER_TIMEOUT_SECS", "1")]).await;
+    let mut silent = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let closed = tokio::time::timeout(Duration::from_secs(20), until_closed(&mut silent)).await;
+    assert!(closed.is_ok(), "a connection that sends nothing is closed");
+    // Half an HTTP/2 preface is just as silent.
+    let mut preface = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    preface.write_all(b"PRI * HTTP/2.0\r\n").await.unwrap();
+    let closed = tokio::time::timeout(Duration::from_secs(20), until_closed(&mut preface)).await;
+    assert!(closed.is_ok(), "a partial preface is closed");
 }

@@ -878,6 +878,26 @@ async fn users_their_browsers_and_their_bytes() {
         assert!(store.browser(&other).await.unwrap().is_some());
         assert!(!store.set_password("nobody-here", &new_hash).await.unwrap());
 
+        // A signed-out browser is not brought back by a late write.
+        store
+            .set_browser_conversation(&phone, Some(&id))
+            .await
+            .unwrap();
+        assert!(
+            store.browser(&phone).await.unwrap().is_none(),
+            "{backend:?}"
+        );
+        let back = StoredBrowser {
+            settings: crate::model::Settings::default(),
+            conversation: None,
+            user: Some(name.clone()),
+        };
+        assert!(!store.update_browser(&phone, &back).await.unwrap());
+        assert!(
+            store.browser(&phone).await.unwrap().is_none(),
+            "{backend:?}"
+        );
+
         assert!(store.remove_user(&name).await.unwrap());
         assert!(store.password_hash(&name).await.unwrap().is_none());
         assert!(

@@ -3,16 +3,16 @@
 //! (`everywhere=1` signs out every browser of the user). Sign-in attempts are rate-limited
 //! per address; an unknown name takes as long to refuse as a wrong password.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 
-use axum::extract::{ConnectInfo, State};
+use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::{Extension, Form};
 
 use crate::i18n::Texts;
 use crate::ssr::config::Auth;
-use crate::ssr::request::{lang_for, session_cookie, sign_in, CurrentSession};
+use crate::ssr::request::{lang_for, session_cookie, sign_in, ClientAddress, CurrentSession};
 use crate::ssr::state::AppState;
 use crate::ssr::web::knowledge_page::escape;
 
@@ -81,7 +81,7 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response
 
 pub async fn submit(
     State(state): State<AppState>,
-    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    address: Option<Extension<ClientAddress>>,
     headers: HeaderMap,
     Form(form): Form<SignIn>,
 ) -> Response {
@@ -89,8 +89,19 @@ pub async fn submit(
         return not_here();
     }
     let t = lang_for(None, &headers).texts();
-    let address = peer.map_or(IpAddr::from([0, 0, 0, 0]), |peer| peer.0 .0.ip());
-    if let Err(wait) = state.limits.sign_ins.check(&address) {
+    // Per address (the client's, behind a trusted proxy) and per account name.
+    let address = address.map_or(IpAddr::from([0, 0, 0, 0]), |address| address.0 .0);
+    let throttled = state
+        .limits
+        .sign_ins
+        .check(&crate::ssr::limits::address_key(address))
+        .and_then(|()| {
+            state
+                .limits
+                .sign_ins_per_name
+                .check(&form.name.trim().to_lowercase())
+        });
+    if let Err(wait) = throttled {
         let mut response = page(
             &state,
             t,

@@ -95,22 +95,21 @@ fn same_origin(access: &AccessConfig, request: &Request) -> bool {
 }
 
 /// The address a request comes from: the peer, or, when the peer is a trusted proxy
-/// (`CITED_AUTH_PROXY_FROM`), the last address it names in `X-Forwarded-For`.
+/// (`CITED_TRUSTED_PROXIES`, `CITED_AUTH_PROXY_FROM`), the last address it names in
+/// `X-Forwarded-For` (the one it saw connect).
 pub fn client_address(access: &AccessConfig, request: &Request) -> Option<IpAddr> {
     let peer = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|info| info.0.ip())?;
-    if let crate::ssr::config::Auth::Proxy { from, .. } = &access.auth {
-        if from.iter().any(|net| net.contains(peer)) {
-            let forwarded = request
-                .headers()
-                .get("x-forwarded-for")
-                .and_then(|value| value.to_str().ok())
-                .and_then(|list| list.rsplit(',').next())
-                .and_then(|last| last.trim().parse::<IpAddr>().ok());
-            return Some(forwarded.unwrap_or(peer));
-        }
+    if access.trusted_proxies.iter().any(|net| net.contains(peer)) {
+        let forwarded = request
+            .headers()
+            .get("x-forwarded-for")
+            .and_then(|value| value.to_str().ok())
+            .and_then(|list| list.rsplit(',').next())
+            .and_then(|last| last.trim().parse::<IpAddr>().ok());
+        return Some(forwarded.unwrap_or(peer));
     }
     Some(peer)
 }
@@ -163,7 +162,8 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
     }
     if !exempt && !path.starts_with("/pkg/") {
         if let Some(address) = address {
-            if let Err(wait) = state.limits.requests.check(&address) {
+            let key = crate::ssr::limits::address_key(address);
+            if let Err(wait) = state.limits.requests.check(&key) {
                 let wait = wait.as_secs().max(1);
                 let mut response = plain(
                     StatusCode::TOO_MANY_REQUESTS,

@@ -290,13 +290,20 @@ pub async fn completions(
     let input = TurnInput::standalone(question, mode);
     let cancel = CancellationToken::new();
     let (sender, mut receiver) = tokio::sync::mpsc::channel::<AnswerEvent>(256);
-    let run = tokio::spawn(crate::ssr::answer::run(
-        state.clone(),
-        Arc::clone(&session),
-        input,
-        cancel.clone(),
-        sender,
-    ));
+    let tracked = state.answers.token();
+    let run = tokio::spawn({
+        let answer = crate::ssr::answer::run(
+            state.clone(),
+            Arc::clone(&session),
+            input,
+            cancel.clone(),
+            sender,
+        );
+        async move {
+            let _tracked = tracked;
+            answer.await
+        }
+    });
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     let id = format!(
         "chatcmpl-cited-{}",
