@@ -26,13 +26,13 @@ type Answer = Box<dyn Fn(&[String]) -> String + Send + Sync>;
 
 /// Calls `web_search` with the planned queries turn by turn, then answers from the tool
 /// outputs it was given.
-pub(super) struct AgentScript {
+pub(crate) struct AgentScript {
     turns: Mutex<Vec<Vec<String>>>,
     answer: Answer,
     requests: Mutex<Vec<ChatRequest>>,
 }
 
-pub(super) fn script(
+pub(crate) fn script(
     turns: &[&[&str]],
     answer: impl Fn(&[String]) -> String + Send + Sync + 'static,
 ) -> Arc<AgentScript> {

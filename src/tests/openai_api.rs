@@ -262,3 +262,67 @@ async fn the_official_python_client_and_curl_use_it() {
     assert!(body.starts_with("data: {"), "{body}");
     assert!(body.trim_end().ends_with("data: [DONE]"), "{body}");
 }
+
+/// The streamed frames' text, and the frames.
+async fn streamed(response: reqwest::Response) -> (String, Vec<Value>) {
+    let text = response.text().await.unwrap();
+    let chunks: Vec<Value> = text
+        .split("\n\n")
+        .filter_map(|frame| frame.strip_prefix("data: "))
+        .filter(|frame| *frame != "[DONE]")
+        .map(|frame| serde_json::from_str(frame).unwrap())
+        .collect();
+    let content = chunks
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    (content, chunks)
+}
+
+#[tokio::test]
+async fn an_agents_thinking_never_reaches_the_stream() {
+    let model = super::agent::script(&[&["Tokio runtime"]], |_| {
+        "Tokio is an async runtime [1].".into()
+    });
+    let config = super::pipeline_config(&searxng::shared().url, &[]);
+    let mut state = crate::ssr::state::AppState::new(config);
+    state.llm = model;
+    let server = super::TestServer::start_with(state).await;
+    let response = reqwest::Client::new()
+        .post(server.url("/v1/chat/completions"))
+        .json(&ask("cited-agent", true))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let (content, _) = streamed(response).await;
+    assert_eq!(content, "Tokio is an async runtime [1].");
+    assert!(!content.contains("Let me search"), "{content}");
+}
+
+#[tokio::test]
+async fn an_answer_that_fails_before_its_first_word_is_an_error() {
+    let server = super::TestServer::start(&[
+        ("CITED_SEARXNG_URL", &searxng::shared().url),
+        ("CITED_LLM_BASE_URL", "http://127.0.0.1:9/v1"),
+        ("CITED_LLM_MODEL", "text"),
+    ])
+    .await;
+    for stream in [false, true] {
+        let response = reqwest::Client::new()
+            .post(server.url("/v1/chat/completions"))
+            .json(&ask("cited-chat", stream))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 502, "stream: {stream}");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "answer_failed", "{body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{body}"
+        );
+    }
+}

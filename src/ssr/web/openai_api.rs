@@ -9,7 +9,7 @@
 //! Each request is answered in a session of its own, so requests never see each other.
 
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use axum::body::Body;
 use axum::extract::State;
@@ -313,11 +313,41 @@ pub async fn completions(
     let model = request.model.clone();
     // The answer is stopped when the client goes away (the body is dropped).
     let guard = cancel.drop_guard();
+    // Until the first token (at most `FIRST_WORD`), nothing is sent: an answer that fails
+    // before writing anything (the model unreachable, say) answers with an error status
+    // in OpenAI's shape instead of a 200 with an empty answer.
+    let mut early = Vec::new();
+    let wait = tokio::time::timeout(FIRST_WORD, async {
+        while let Some(event) = receiver.recv().await {
+            let decisive = matches!(
+                event,
+                AnswerEvent::Token { .. } | AnswerEvent::Done { .. } | AnswerEvent::Failed { .. }
+            );
+            early.push(event);
+            if decisive {
+                break;
+            }
+        }
+    })
+    .await;
+    let failed = early.iter().find_map(|event| match event {
+        AnswerEvent::Failed { message } => Some(message.clone()),
+        _ => None,
+    });
+    if let (Ok(()), Some(message)) = (wait, failed) {
+        drop(guard);
+        return error(StatusCode::BAD_GATEWAY, &message, None, "answer_failed");
+    }
+    let receiver = Replay {
+        early: early.into(),
+        rest: receiver,
+    };
     if !request.stream {
-        // Headers go out at once; the body follows when the answer is done, so a long
+        // Headers go out now; the body follows when the answer is done, so a long
         // Research answer is not cut by the server's header timeout.
         let body = futures_util::stream::once(async move {
             let _guard = guard;
+            let mut receiver = receiver;
             while receiver.recv().await.is_some() {}
             let exchange = run.await.unwrap_or_default();
             let (citations, cited_sources) = sources_of(&exchange);
@@ -352,26 +382,33 @@ pub async fn completions(
         })
     };
     let first = chunk(json!({ "role": "assistant", "content": "" }), None);
+    // Agent text may turn out to be thinking (the model calls a tool after it, and a
+    // `Rewrite` takes it back); a stream cannot take text back, so an Agent's text is held
+    // until the model's reply is over. Other modes stream each token as it comes.
+    let hold = mode == Mode::Agent;
     let frames = futures_util::stream::unfold(
-        (receiver, Some(run), Some(guard), chunk),
-        |(mut receiver, mut run, guard, chunk)| async move {
+        (receiver, Some(run), Some(guard), chunk, Held::default()),
+        move |(mut receiver, mut run, guard, chunk, mut held)| async move {
             loop {
-                match receiver.recv().await {
-                    Some(AnswerEvent::Token { text }) => {
-                        let frame = chunk(json!({ "content": text }), None);
-                        return Some((vec![frame], (receiver, run, guard, chunk)));
-                    }
-                    Some(_) => continue,
-                    None => {
-                        let handle = run.take()?;
-                        let exchange = handle.await.unwrap_or_default();
-                        let (citations, cited_sources) = sources_of(&exchange);
-                        let mut last = chunk(json!({}), Some("stop"));
-                        last["citations"] = json!(citations);
-                        last["cited_sources"] = json!(cited_sources);
-                        last["usage"] = usage_json(&exchange);
-                        return Some((vec![last], (receiver, run, guard, chunk)));
-                    }
+                let event = receiver.recv().await;
+                let ended = event.is_none();
+                let out = match event {
+                    Some(event) => held.take(event, hold),
+                    None => held.flush(),
+                };
+                if let Some(text) = out.filter(|text| !text.is_empty()) {
+                    let frame = chunk(json!({ "content": text }), None);
+                    return Some((vec![frame], (receiver, run, guard, chunk, held)));
+                }
+                if ended {
+                    let handle = run.take()?;
+                    let exchange = handle.await.unwrap_or_default();
+                    let (citations, cited_sources) = sources_of(&exchange);
+                    let mut last = chunk(json!({}), Some("stop"));
+                    last["citations"] = json!(citations);
+                    last["cited_sources"] = json!(cited_sources);
+                    last["usage"] = usage_json(&exchange);
+                    return Some((vec![last], (receiver, run, guard, chunk, held)));
                 }
             }
         },
@@ -389,6 +426,68 @@ pub async fn completions(
         .header(header::CACHE_CONTROL, "no-cache")
         .body(Body::from_stream(body))
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+/// How long the API waits for an answer's first word before it sends its headers.
+const FIRST_WORD: Duration = Duration::from_secs(20);
+
+/// Events already read (while waiting for the first word), then the rest.
+struct Replay {
+    early: std::collections::VecDeque<AnswerEvent>,
+    rest: tokio::sync::mpsc::Receiver<AnswerEvent>,
+}
+
+impl Replay {
+    async fn recv(&mut self) -> Option<AnswerEvent> {
+        match self.early.pop_front() {
+            Some(event) => Some(event),
+            None => self.rest.recv().await,
+        }
+    }
+}
+
+/// The answer text streamed so far and what is held back.
+#[derive(Default)]
+struct Held {
+    sent: String,
+    pending: String,
+}
+
+impl Held {
+    /// What to stream after `event`, if anything.
+    fn take(&mut self, event: AnswerEvent, hold: bool) -> Option<String> {
+        match event {
+            AnswerEvent::Token { text } if hold => {
+                self.pending.push_str(&text);
+                None
+            }
+            AnswerEvent::Token { text } => {
+                self.sent.push_str(&text);
+                Some(text)
+            }
+            AnswerEvent::Rewrite { answer } => {
+                // What was sent stays; what is held becomes the rest of the new text.
+                self.pending = answer
+                    .strip_prefix(self.sent.as_str())
+                    .unwrap_or_default()
+                    .to_string();
+                if hold {
+                    None
+                } else {
+                    self.flush()
+                }
+            }
+            // Between replies (a step, a search, the end): what is held is final.
+            AnswerEvent::Progress { .. } | AnswerEvent::Reasoning { .. } => None,
+            _ => self.flush(),
+        }
+    }
+
+    fn flush(&mut self) -> Option<String> {
+        let text = std::mem::take(&mut self.pending);
+        self.sent.push_str(&text);
+        Some(text)
+    }
 }
 
 fn usage_json(exchange: &Exchange) -> Value {
