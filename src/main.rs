@@ -60,6 +60,10 @@ enum Command {
         /// Where results.jsonl, report.md and report.json go.
         #[arg(long, default_value = "eval-out")]
         out: std::path::PathBuf,
+        /// Also ask the configured model whether each answer states the expected one
+        /// (model-graded accuracy, beside the normalised containment).
+        #[arg(long)]
+        judge: bool,
     },
     /// Accounts for CITED_AUTH=accounts: add, remove, set a password, list. Passwords are
     /// read from the terminal without echo, or as the first line piped to stdin.
@@ -172,6 +176,7 @@ fn main() -> ExitCode {
             concurrency,
             deadline,
             out,
+            judge,
         } => {
             let mode = match mode {
                 AskMode::Chat => Mode::Chat,
@@ -179,7 +184,15 @@ fn main() -> ExitCode {
                 AskMode::Research => Mode::Research,
             };
             let deadline = std::time::Duration::from_secs(deadline);
-            runtime.block_on(cli::eval(config, set, mode, concurrency, deadline, out))
+            runtime.block_on(cli::eval(
+                config,
+                set,
+                mode,
+                concurrency,
+                deadline,
+                out,
+                judge,
+            ))
         }
         Command::User { command } => runtime.block_on(cli::user(
             config,

@@ -534,6 +534,7 @@ pub async fn eval(
     concurrency: usize,
     deadline: std::time::Duration,
     out: std::path::PathBuf,
+    judge: bool,
 ) -> ExitCode {
     let text = match std::fs::read_to_string(&set) {
         Ok(text) => text,
@@ -554,7 +555,7 @@ pub async fn eval(
         eprintln!("cannot open the database: {error}");
         return ExitCode::FAILURE;
     }
-    match crate::ssr::eval::run(state, questions, mode, concurrency, deadline, &out).await {
+    match crate::ssr::eval::run(state, questions, mode, concurrency, deadline, &out, judge).await {
         Ok(report) => {
             println!("{}", crate::ssr::eval::markdown(&report));
             eprintln!("results: {}", out.display());

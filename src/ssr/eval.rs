@@ -11,7 +11,10 @@
 //! - **citation validity**: the numbers in citation markers that have a source, over all;
 //! - **citation precision**: the citations their source supports, by `ssr::align` (the
 //!   same check the answer's cards show), over the citations checked;
-//! - **coverage**, **latency**, **tokens** and **cost**.
+//! - **coverage**, **latency**, **tokens** and **cost**;
+//! - with `--judge`, **model-graded accuracy**: the configured model is asked whether the
+//!   answer states the expected one (any wording); its yes or no is counted, anything else
+//!   is left ungraded.
 //!
 //! Each result is appended to `results.jsonl` in the output folder as it comes; a run
 //! started again with the same folder skips the questions already there (resumption).
@@ -29,7 +32,6 @@ use tokio_util::sync::CancellationToken;
 use crate::citation::{render, SourceMap};
 use crate::model::{Mode, Support};
 use crate::ssr::pipeline::TurnInput;
-use crate::ssr::session::SessionStore;
 use crate::ssr::state::AppState;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,6 +114,68 @@ pub struct Outcome {
     pub coverage_percent: Option<u32>,
     pub tokens: u64,
     pub cost_micros: Option<u64>,
+    /// The model's verdict (`--judge`): `None` when not asked or not clear.
+    #[serde(default)]
+    pub judged: Option<bool>,
+}
+
+/// The judge's instructions.
+const JUDGE_SYSTEM: &str =
+    "You grade answers to questions. Reply with exactly one word: yes or no.";
+
+/// Asks `llm` whether `answer` states `expected`; `None` when its reply is neither yes nor
+/// no (or it fails).
+pub async fn judge(
+    llm: &dyn crate::ssr::llm::ChatModel,
+    limits: &crate::ssr::config::ModelLimits,
+    question: &str,
+    expected: &str,
+    answer: &str,
+) -> Option<bool> {
+    use crate::ssr::llm::{ChatEvent, ChatRequest, Message};
+    let user = format!(
+        "Question: {question}\nExpected answer: {expected}\nAnswer to grade: {answer}\n\n\
+         Does the answer to grade state the expected answer (the same fact, in any wording or language)? yes or no"
+    );
+    let request = ChatRequest::bounded(
+        vec![
+            Message::System(JUDGE_SYSTEM.to_string()),
+            Message::User(user),
+        ],
+        crate::ssr::config::CallKind::Verify,
+        limits,
+    );
+    let read = async {
+        let mut stream = llm.stream(request).await.ok()?;
+        let mut text = String::new();
+        while let Some(event) = stream.next().await {
+            match event.ok()? {
+                ChatEvent::Text(piece) => text.push_str(&piece),
+                ChatEvent::Done { .. } => break,
+                _ => {}
+            }
+        }
+        Some(text)
+    };
+    let text = tokio::time::timeout(limits.call_deadline, read)
+        .await
+        .ok()??;
+    verdict(&text)
+}
+
+/// A judge's reply as yes or no: its first word, thinking and punctuation left out.
+pub fn verdict(reply: &str) -> Option<bool> {
+    let cleaned = crate::ssr::tolerant::clean(reply).to_lowercase();
+    let first: String = cleaned
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .chars()
+        .take_while(|c| c.is_alphanumeric())
+        .collect();
+    match first.as_str() {
+        "yes" | "correct" | "true" | "是" | "是的" | "对" | "正确" => Some(true),
+        "no" | "incorrect" | "false" | "否" | "不" | "不是" | "错误" => Some(false),
+        _ => None,
+    }
 }
 
 /// Answers one question in a session of its own.
@@ -121,7 +185,11 @@ pub async fn answer_one(
     mode: Mode,
     deadline: Duration,
 ) -> Outcome {
-    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    // Not kept: an evaluation fills no history.
+    let session = Arc::new(
+        crate::ssr::session::Session::new(crate::ssr::session::SessionId::random(), Instant::now())
+            .unkept(),
+    );
     let input = TurnInput::standalone(question.question.clone(), mode);
     let cancel = CancellationToken::new();
     let (sender, mut receiver) = tokio::sync::mpsc::channel(1024);
@@ -177,6 +245,7 @@ pub async fn answer_one(
         coverage_percent: exchange.coverage.map(|c| c.percent()),
         tokens: exchange.usage.as_ref().map_or(0, |u| u.total()),
         cost_micros: exchange.usage.as_ref().and_then(|u| u.cost_micros),
+        judged: None,
     }
 }
 
@@ -198,6 +267,13 @@ pub struct Report {
     pub max_millis: u64,
     pub tokens: u64,
     pub cost_micros: Option<u64>,
+    /// Questions the judge graded, and those it graded correct (`--judge`).
+    #[serde(default)]
+    pub judged: usize,
+    #[serde(default)]
+    pub judged_correct: usize,
+    #[serde(default)]
+    pub judged_accuracy_tenths: Option<u64>,
 }
 
 /// `part / whole` in tenths of a percent, rounded; `None` of nothing.
@@ -246,6 +322,12 @@ pub fn report(mode: Mode, outcomes: &[Outcome]) -> Report {
         max_millis: millis.last().copied().unwrap_or(0),
         tokens: sum(&|o| o.tokens),
         cost_micros: (!costs.is_empty()).then(|| costs.iter().sum()),
+        judged: outcomes.iter().filter(|o| o.judged.is_some()).count(),
+        judged_correct: outcomes.iter().filter(|o| o.judged == Some(true)).count(),
+        judged_accuracy_tenths: tenths(
+            outcomes.iter().filter(|o| o.judged == Some(true)).count() as u64,
+            outcomes.iter().filter(|o| o.judged.is_some()).count() as u64,
+        ),
     }
 }
 
@@ -276,6 +358,18 @@ pub fn markdown(report: &Report) -> String {
                 report.correct,
                 report.questions
             ),
+        ),
+        (
+            "accuracy (model-graded)",
+            match report.judged_accuracy_tenths {
+                Some(_) => format!(
+                    "{} ({}/{} graded)",
+                    percent(report.judged_accuracy_tenths),
+                    report.judged_correct,
+                    report.judged
+                ),
+                None => "– (not asked: --judge)".to_string(),
+            },
         ),
         (
             "citation validity (cited numbers with a source)",
@@ -316,7 +410,8 @@ pub fn markdown(report: &Report) -> String {
     out
 }
 
-/// Runs `set` through `mode`, `concurrency` at a time, resuming from `out/results.jsonl`.
+/// Runs `set` through `mode`, `concurrency` at a time, resuming from `out/results.jsonl`;
+/// with `judge`, the configured model grades each answer too.
 pub async fn run(
     state: AppState,
     set: Vec<Question>,
@@ -324,7 +419,11 @@ pub async fn run(
     concurrency: usize,
     deadline: Duration,
     out: &Path,
+    judge: bool,
 ) -> Result<Report, String> {
+    if judge && state.llm.kind() != crate::ssr::llm::ModelKind::Remote {
+        return Err("--judge needs a model (CITED_LLM_BASE_URL)".to_string());
+    }
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let results = out.join("results.jsonl");
     let mut outcomes: Vec<Outcome> = match std::fs::read_to_string(&results) {
@@ -343,7 +442,20 @@ pub async fn run(
         .map_err(|e| format!("cannot write {}: {e}", results.display()))?;
     let state = &state;
     let mut answers = futures_util::stream::iter(todo)
-        .map(|question| async move { answer_one(state, &question, mode, deadline).await })
+        .map(|question| async move {
+            let mut outcome = answer_one(state, &question, mode, deadline).await;
+            if judge {
+                outcome.judged = self::judge(
+                    state.llm.as_ref(),
+                    &state.config.limits,
+                    &outcome.question,
+                    &outcome.expected,
+                    &outcome.answer,
+                )
+                .await;
+            }
+            outcome
+        })
         .buffer_unordered(concurrency.max(1));
     while let Some(outcome) = answers.next().await {
         use std::io::Write;
@@ -362,6 +474,17 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_judges_reply_is_read_as_yes_or_no() {
+        assert_eq!(verdict("Yes."), Some(true));
+        assert_eq!(verdict("  **No**, it says Lyon."), Some(false));
+        assert_eq!(verdict("<think>hmm, yes or no</think>yes"), Some(true));
+        assert_eq!(verdict("是的。"), Some(true));
+        assert_eq!(verdict("不是"), Some(false));
+        assert_eq!(verdict("maybe"), None);
+        assert_eq!(verdict(""), None);
+    }
 
     #[test]
     fn answers_match_after_normalising() {

@@ -463,6 +463,9 @@ impl Turn {
     /// new one when there is none. A database failure is logged and told; the answer goes
     /// on unsaved.
     async fn store_question(&mut self) {
+        if !self.session.kept {
+            return;
+        }
         let owner = self.session.owner();
         let browser = self.session.id.to_string();
         let store = Arc::clone(&self.state.store);
@@ -479,9 +482,12 @@ impl Turn {
                         // The browser is in it now, unless a `/reset` or another
                         // conversation came meanwhile (this answer still goes into it).
                         if self.session.start_conversation(self.generation, id.clone()) {
-                            if let Err(error) =
+                            let saved = if self.session.user.is_some() {
+                                store.update_browser_conversation(&browser, Some(&id)).await
+                            } else {
                                 store.set_browser_conversation(&browser, Some(&id)).await
-                            {
+                            };
+                            if let Err(error) = saved {
                                 tracing::warn!(%error, "cannot save the browser's conversation");
                             }
                         }

@@ -65,6 +65,9 @@ pub struct Session {
     /// The signed-in user this browser belongs to (accounts or proxy sign-in); `None` when
     /// nobody signs in and the browser is its own anonymous user.
     pub user: Option<String>,
+    /// Whether its answers are kept in the store: not for one-off questions nobody can come
+    /// back to (an anonymous API call, `cited eval`).
+    pub kept: bool,
     /// When the store last confirmed that this browser is still signed in.
     checked_at: Mutex<Instant>,
     last_seen: Mutex<Instant>,
@@ -103,6 +106,7 @@ impl Session {
         Session {
             id,
             user: None,
+            kept: true,
             checked_at: Mutex::new(now),
             last_seen: Mutex::new(now),
             settings: Mutex::new(Settings::default()),
@@ -125,6 +129,12 @@ impl Session {
     /// The store confirmed the sign-in just now.
     pub fn checked(&self) {
         *lock(&self.checked_at) = Instant::now();
+    }
+
+    /// The same session, its answers not kept.
+    pub fn unkept(mut self) -> Session {
+        self.kept = false;
+        self
     }
 
     /// The same session, bound to `user`.

@@ -766,8 +766,28 @@ impl Store {
         conversation: Option<&str>,
     ) -> Result<(), StoreError> {
         self.ready().await?;
-        // An update only: a browser that signed out (its row deleted) is not brought back
-        // by an answer that was still running.
+        sqlx::query(
+            "INSERT INTO browsers (id, settings, conversation_id, updated_at) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (id) DO UPDATE SET conversation_id = excluded.conversation_id, updated_at = excluded.updated_at",
+        )
+        .bind(id)
+        .bind(serde_json::to_string(&Settings::default())?)
+        .bind(conversation)
+        .bind(now_millis())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// [`Store::set_browser_conversation`] for a signed-in browser: an update only, so a
+    /// browser that signed out (its row deleted) is not brought back by an answer that was
+    /// still running.
+    pub async fn update_browser_conversation(
+        &self,
+        id: &str,
+        conversation: Option<&str>,
+    ) -> Result<(), StoreError> {
+        self.ready().await?;
         sqlx::query("UPDATE browsers SET conversation_id = $2, updated_at = $3 WHERE id = $1")
             .bind(id)
             .bind(conversation)

@@ -24,9 +24,17 @@ async fn the_shipped_set_scores_alike_twice_and_resumes() {
     let deadline = Duration::from_secs(60);
 
     // Interrupted after 6 questions…
-    let first = run(state(), set[..6].to_vec(), Mode::Chat, 2, deadline, &folder)
-        .await
-        .unwrap();
+    let first = run(
+        state(),
+        set[..6].to_vec(),
+        Mode::Chat,
+        2,
+        deadline,
+        &folder,
+        false,
+    )
+    .await
+    .unwrap();
     assert_eq!(first.questions, 6);
     let lines = |folder: &std::path::Path| {
         std::fs::read_to_string(folder.join("results.jsonl"))
@@ -36,9 +44,17 @@ async fn the_shipped_set_scores_alike_twice_and_resumes() {
     };
     assert_eq!(lines(&folder), 6);
     // …and resumed: only the other 24 are answered.
-    let resumed = run(state(), set.clone(), Mode::Chat, 2, deadline, &folder)
-        .await
-        .unwrap();
+    let resumed = run(
+        state(),
+        set.clone(),
+        Mode::Chat,
+        2,
+        deadline,
+        &folder,
+        false,
+    )
+    .await
+    .unwrap();
     assert_eq!(resumed.questions, 30);
     assert_eq!(lines(&folder), 30, "the first 6 were not answered again");
     assert!(std::fs::read_to_string(folder.join("report.md"))
@@ -48,7 +64,7 @@ async fn the_shipped_set_scores_alike_twice_and_resumes() {
     // A second run from nothing scores the same.
     let again = folder.with_extension("again");
     let _ = std::fs::remove_dir_all(&again);
-    let fresh = run(state(), set, Mode::Chat, 2, deadline, &again)
+    let fresh = run(state(), set, Mode::Chat, 2, deadline, &again, false)
         .await
         .unwrap();
     assert_eq!(
@@ -74,4 +90,92 @@ async fn the_shipped_set_scores_alike_twice_and_resumes() {
     }
     let _ = std::fs::remove_dir_all(&folder);
     let _ = std::fs::remove_dir_all(&again);
+}
+
+/// Answers every question "…Paris [1]." and, as a judge, says yes when the graded answer
+/// holds the expected one.
+struct ParisAndJudge;
+
+#[async_trait::async_trait]
+impl crate::ssr::llm::ChatModel for ParisAndJudge {
+    fn kind(&self) -> crate::ssr::llm::ModelKind {
+        crate::ssr::llm::ModelKind::Remote
+    }
+
+    async fn stream(
+        &self,
+        request: crate::ssr::llm::ChatRequest,
+    ) -> Result<crate::ssr::llm::ChatStream, crate::ssr::llm::LlmError> {
+        use crate::ssr::llm::{ChatEvent, Message};
+        let user = request
+            .messages
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                Message::User(text) => Some(text.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let reply = match user.split_once("Expected answer: ") {
+            Some((_, rest)) => {
+                let (expected, graded) = rest.split_once("\nAnswer to grade: ").unwrap_or_default();
+                if graded.contains(expected) {
+                    "Yes."
+                } else {
+                    "No."
+                }
+                .to_string()
+            }
+            None => "The capital of France is Paris [1].".to_string(),
+        };
+        Ok(Box::pin(futures_util::stream::iter([
+            Ok(ChatEvent::Text(reply)),
+            Ok(ChatEvent::Done {
+                finish_reason: Some(crate::ssr::llm::FinishReason::Stop),
+                usage: None,
+            }),
+        ])))
+    }
+}
+
+#[tokio::test]
+async fn the_model_can_grade_the_answers() {
+    let config = super::pipeline_config("http://127.0.0.1:9", &[("CITED_SOURCES", "knowledge")]);
+    let mut judged = AppState::new(config);
+    judged.llm = std::sync::Arc::new(ParisAndJudge);
+    let set = parse_set(
+        "{\"id\":\"1\",\"question\":\"What is the capital of France?\",\"answer\":\"Paris\"}\n\
+         {\"id\":\"2\",\"question\":\"Which city hosts the 2024 games?\",\"answer\":\"Lyon\"}\n",
+    )
+    .unwrap();
+    let folder = std::env::temp_dir().join(format!("cited-eval-judge-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&folder);
+    let report = run(
+        judged,
+        set,
+        Mode::Chat,
+        2,
+        Duration::from_secs(30),
+        &folder,
+        true,
+    )
+    .await
+    .unwrap();
+    assert_eq!((report.judged, report.judged_correct), (2, 1));
+    assert_eq!(report.judged_accuracy_tenths, Some(500));
+    assert!(std::fs::read_to_string(folder.join("report.md"))
+        .unwrap()
+        .contains("50.0 % (1/2 graded)"));
+    // Without a model there is nobody to ask.
+    let offline = run(
+        state(),
+        Vec::new(),
+        Mode::Chat,
+        1,
+        Duration::from_secs(1),
+        &folder,
+        true,
+    )
+    .await;
+    assert!(offline.is_err());
 }

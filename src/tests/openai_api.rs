@@ -298,6 +298,8 @@ async fn an_agents_thinking_never_reaches_the_stream() {
     let (content, _) = streamed(response).await;
     assert_eq!(content, "Tokio is an async runtime [1].");
     assert!(!content.contains("Let me search"), "{content}");
+    // An anonymous call fills nobody's history.
+    assert!(server.state.store.list_all(10).await.unwrap().is_empty());
 }
 
 #[tokio::test]

@@ -880,7 +880,7 @@ async fn users_their_browsers_and_their_bytes() {
 
         // A signed-out browser is not brought back by a late write.
         store
-            .set_browser_conversation(&phone, Some(&id))
+            .update_browser_conversation(&phone, Some(&id))
             .await
             .unwrap();
         assert!(

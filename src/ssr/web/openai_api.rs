@@ -253,10 +253,14 @@ pub async fn completions(
     // Each request answers in a session of its own, the signed-in caller's when there is
     // one (so it counts against their rate and quota).
     let user = caller.and_then(|caller| caller.0 .0.user.clone());
-    let session = Arc::new(
-        crate::ssr::session::Session::new(crate::ssr::session::SessionId::random(), Instant::now())
-            .with_user(user),
-    );
+    let session =
+        crate::ssr::session::Session::new(crate::ssr::session::SessionId::random(), Instant::now());
+    // A user's answers land in their history; an anonymous call's are not kept (nobody
+    // could open them again).
+    let session = Arc::new(match user {
+        Some(user) => session.with_user(Some(user)),
+        None => session.unkept(),
+    });
     let key = match &session.user {
         Some(user) => crate::ssr::store::owner_of_user(user),
         None => "api".to_string(),
