@@ -130,6 +130,16 @@ enum AskMode {
     Research,
 }
 
+impl From<AskMode> for Mode {
+    fn from(mode: AskMode) -> Mode {
+        match mode {
+            AskMode::Chat => Mode::Chat,
+            AskMode::Agent => Mode::Agent,
+            AskMode::Research => Mode::Research,
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Switch {
     On,
@@ -162,14 +172,13 @@ fn main() -> ExitCode {
             mode,
             search,
             json,
-        } => {
-            let mode = match mode {
-                AskMode::Chat => Mode::Chat,
-                AskMode::Agent => Mode::Agent,
-                AskMode::Research => Mode::Research,
-            };
-            runtime.block_on(cli::ask(config, question, mode, search == Switch::On, json))
-        }
+        } => runtime.block_on(cli::ask(
+            config,
+            question,
+            mode.into(),
+            search == Switch::On,
+            json,
+        )),
         Command::Eval {
             set,
             mode,
@@ -178,11 +187,7 @@ fn main() -> ExitCode {
             out,
             judge,
         } => {
-            let mode = match mode {
-                AskMode::Chat => Mode::Chat,
-                AskMode::Agent => Mode::Agent,
-                AskMode::Research => Mode::Research,
-            };
+            let mode = mode.into();
             let deadline = std::time::Duration::from_secs(deadline);
             runtime.block_on(cli::eval(
                 config,

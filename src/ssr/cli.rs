@@ -291,7 +291,9 @@ fn read_password(confirm: bool) -> Result<String, String> {
     Ok(password)
 }
 
-async fn hash_password(password: String) -> Result<String, String> {
+/// A password read from stdin ([`read_password`]), hashed.
+async fn new_password_hash() -> Result<String, String> {
+    let password = read_password(true)?;
     crate::ssr::blocking::run(move || crate::ssr::passwords::hash(&password))
         .await
         .unwrap_or_else(|| Err("hashing failed".to_string()))
@@ -325,11 +327,8 @@ pub async fn user(config: Config, command: User) -> ExitCode {
                     "a user name is 1–64 letters, digits, '.', '-', '_' or '@'".to_string(),
                 );
             }
-            let hash = match read_password(true) {
-                Ok(password) => match hash_password(password).await {
-                    Ok(hash) => hash,
-                    Err(error) => return fail(error),
-                },
+            let hash = match new_password_hash().await {
+                Ok(hash) => hash,
                 Err(error) => return fail(error),
             };
             match store.create_user(&name, &hash).await {
@@ -344,11 +343,8 @@ pub async fn user(config: Config, command: User) -> ExitCode {
             }
         }
         User::Passwd { name } => {
-            let hash = match read_password(true) {
-                Ok(password) => match hash_password(password).await {
-                    Ok(hash) => hash,
-                    Err(error) => return fail(error),
-                },
+            let hash = match new_password_hash().await {
+                Ok(hash) => hash,
                 Err(error) => return fail(error),
             };
             match store.set_password(&name, &hash).await {

@@ -1100,7 +1100,7 @@ fn parse_language(raw: &str) -> Option<SearchLanguage> {
 mod tests {
     use super::*;
 
-    fn load(vars: &[(&str, &str)]) -> (Config, Vec<ConfigWarning>) {
+    pub(super) fn load(vars: &[(&str, &str)]) -> (Config, Vec<ConfigWarning>) {
         Config::from_vars(|name| {
             vars.iter()
                 .find(|(key, _)| *key == name)
@@ -1315,15 +1315,8 @@ mod tests {
 
 #[cfg(test)]
 mod access_tests {
+    use super::tests::load;
     use super::*;
-
-    fn load(vars: &[(&str, &str)]) -> (Config, Vec<ConfigWarning>) {
-        Config::from_vars(|name| {
-            vars.iter()
-                .find(|(key, _)| *key == name)
-                .map(|(_, value)| value.to_string())
-        })
-    }
 
     #[test]
     fn sign_in_and_host_names() {

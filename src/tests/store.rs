@@ -677,8 +677,9 @@ async fn history_pages_share_and_export_work_over_plain_http() {
     let shared = server.text(&stranger, &format!("/s/{token}")).await;
     assert!(shared.contains("JSON output?"), "{shared}");
     assert!(
-        shared.contains("aria-label=\"引用 1"),
-        "citations render on the shared page"
+        shared.contains("aria-label=\"引用 "),
+        "citations render on the shared page (which numbers depends on the docs the offline \
+         answerer reads): {shared}"
     );
     assert!(
         !shared.contains("aria-label=\"提问\""),
