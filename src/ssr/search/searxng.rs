@@ -106,7 +106,8 @@ impl Searxng {
 
 #[async_trait]
 impl SearchProvider for Searxng {
-    #[tracing::instrument(skip_all, fields(query = %query))]
+    // At debug: the query comes from the question, which info logs never hold.
+    #[tracing::instrument(level = "debug", skip_all, fields(query = %query))]
     async fn search(
         &self,
         query: &str,
