@@ -85,6 +85,8 @@ fn public_path(path: &str) -> bool {
     path == "/login"
         || path == "/logout"
         || path == "/healthz"
+        || path == "/readyz"
+        || path == "/metrics"
         || path == "/openapi.json"
         || path.starts_with("/pkg/")
         || path.starts_with("/s/")
@@ -103,7 +105,12 @@ fn public_path(path: &str) -> bool {
 /// with 401.
 pub async fn attach(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let path = request.uri().path().to_string();
-    if path.starts_with("/pkg/") || path == "/healthz" || path == "/favicon.ico" {
+    if path.starts_with("/pkg/")
+        || matches!(
+            path.as_str(),
+            "/healthz" | "/readyz" | "/metrics" | "/favicon.ico"
+        )
+    {
         return next.run(request).await;
     }
     // An API key (`Authorization: Bearer cited_…`) answers for its user, in a session of

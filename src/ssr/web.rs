@@ -58,6 +58,8 @@ pub fn router(state: AppState) -> Router {
     );
     Router::new()
         .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
         .nest_service("/pkg", pkg)
         .route("/new", axum::routing::post(history_routes::new_chat))
         .route("/login", get(accounts::show).post(accounts::submit))
@@ -130,6 +132,89 @@ fn page_context() {
 
 async fn healthz() -> &'static str {
     "ok"
+}
+
+/// Ready for traffic: the database answers and the server is not shutting down (503
+/// otherwise, so a load balancer sends requests elsewhere).
+async fn readyz(
+    axum::extract::State(state): axum::extract::State<AppState>,
+) -> (StatusCode, &'static str) {
+    if state.shutdown.is_cancelled() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n");
+    }
+    match state.store.ready().await {
+        Ok(()) => (StatusCode::OK, "ready\n"),
+        Err(error) => {
+            tracing::warn!(%error, "not ready: the database does not answer");
+            (StatusCode::SERVICE_UNAVAILABLE, "database unavailable\n")
+        }
+    }
+}
+
+/// Load in Prometheus's text format: answers running and queued, sessions in memory, free
+/// model-call and page-read slots. Counts only; nothing about anyone.
+async fn metrics(
+    axum::extract::State(state): axum::extract::State<AppState>,
+) -> impl axum::response::IntoResponse {
+    let limits = &state.limits;
+    let (answers, answers_queued) = limits.answers.load();
+    let (research, research_queued) = limits.research.load();
+    let capacity = &limits.capacity;
+    let gauges = [
+        ("cited_answers_running", "Answers being written.", answers),
+        (
+            "cited_answers_queued",
+            "Answers waiting for a slot.",
+            answers_queued,
+        ),
+        (
+            "cited_answers_capacity",
+            "CITED_MAX_ANSWERS.",
+            capacity.answers,
+        ),
+        (
+            "cited_research_running",
+            "Research answers being written.",
+            research,
+        ),
+        (
+            "cited_research_queued",
+            "Research answers waiting for a slot.",
+            research_queued,
+        ),
+        (
+            "cited_model_calls_free",
+            "Model-call slots free.",
+            limits.model_calls.available_permits(),
+        ),
+        (
+            "cited_page_reads_free",
+            "Page-read slots free.",
+            limits.page_reads.available_permits(),
+        ),
+        (
+            "cited_sessions",
+            "Browser sessions in memory.",
+            state.sessions.len(),
+        ),
+    ];
+    let mut body = String::new();
+    for (name, help, value) in gauges {
+        body.push_str(&format!(
+            "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}\n"
+        ));
+    }
+    body.push_str(&format!(
+        "# HELP cited_build_info The running version.\n# TYPE cited_build_info gauge\ncited_build_info{{version=\"{}\"}} 1\n",
+        env!("CARGO_PKG_VERSION")
+    ));
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        body,
+    )
 }
 
 /// How long shutdown waits for running answers to stop and be saved, and then for open

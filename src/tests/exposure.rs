@@ -934,3 +934,37 @@ async fn silent_connections_are_closed_too() {
     let closed = tokio::time::timeout(Duration::from_secs(20), until_closed(&mut preface)).await;
     assert!(closed.is_ok(), "a partial preface is closed");
 }
+
+#[tokio::test]
+async fn readiness_and_metrics_answer_probes_without_sign_in() {
+    let server = TestServer::start(&[("CITED_AUTH", "accounts")]).await;
+    let client = reqwest::Client::new();
+    let ready = client
+        .get(server.url("/readyz"))
+        .header("host", "10.0.0.7:3000")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 200);
+    assert_eq!(ready.text().await.unwrap(), "ready\n");
+    let metrics = client.get(server.url("/metrics")).send().await.unwrap();
+    assert_eq!(metrics.status(), 200);
+    assert!(metrics.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain; version=0.0.4"));
+    let text = metrics.text().await.unwrap();
+    for line in [
+        "cited_answers_running 0",
+        "cited_answers_queued 0",
+        "cited_answers_capacity 8",
+        "cited_model_calls_free 8",
+        "# TYPE cited_sessions gauge",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+    }
+    // Shutting down: no longer ready.
+    server.state.shutdown.cancel();
+    let ready = client.get(server.url("/readyz")).send().await.unwrap();
+    assert_eq!(ready.status(), 503);
+}
