@@ -13,6 +13,7 @@ use crate::ssr::answer;
 use crate::ssr::config::Config;
 use crate::ssr::pipeline::TurnInput;
 use crate::ssr::state::AppState;
+use crate::ssr::store::StoreError;
 use crate::ssr::web;
 
 #[allow(
@@ -324,47 +325,51 @@ pub async fn user(config: Config, command: User) -> ExitCode {
         User::Add { name } => {
             if !crate::ssr::passwords::valid_name(&name) {
                 return fail(
-                    "a user name is 1–64 letters, digits, '.', '-', '_' or '@'".to_string(),
+                    "a user name is 1–64 letters, digits, '.', '-', '_', '+' or '@'".to_string(),
                 );
             }
             let hash = match new_password_hash().await {
                 Ok(hash) => hash,
                 Err(error) => return fail(error),
             };
-            match store.create_user(&name, &hash).await {
-                Ok(true) => {
-                    eprintln!("added {name}");
-                    ExitCode::SUCCESS
-                }
-                Ok(false) => fail(format!(
-                    "{name} exists already (`cited user passwd {name}` sets a new password)"
-                )),
-                Err(error) => fail(error.to_string()),
-            }
+            changed(
+                store.create_user(&name, &hash).await,
+                format!("added {name}"),
+                format!("{name} exists already (`cited user passwd {name}` sets a new password)"),
+            )
         }
         User::Passwd { name } => {
             let hash = match new_password_hash().await {
                 Ok(hash) => hash,
                 Err(error) => return fail(error),
             };
-            match store.set_password(&name, &hash).await {
-                Ok(true) => {
-                    eprintln!("new password set for {name}; signed out everywhere");
-                    ExitCode::SUCCESS
-                }
-                Ok(false) => fail(format!("no user {name} (`cited user list` shows them)")),
-                Err(error) => fail(error.to_string()),
-            }
+            changed(
+                store.set_password(&name, &hash).await,
+                format!("new password set for {name}; signed out everywhere"),
+                format!("no user {name} (`cited user list` shows them)"),
+            )
         }
-        User::Remove { name } => match store.remove_user(&name).await {
-            Ok(true) => {
-                eprintln!("removed {name} and their conversations");
-                ExitCode::SUCCESS
-            }
-            Ok(false) => fail(format!("no user {name} (`cited user list` shows them)")),
-            Err(error) => fail(error.to_string()),
-        },
+        User::Remove { name } => changed(
+            store.remove_user(&name).await,
+            format!("removed {name} and their conversations"),
+            format!("no user {name} (`cited user list` shows them)"),
+        ),
     }
+}
+
+/// How a command that changes one account or key ends: what it did, or why not.
+#[allow(clippy::print_stderr, reason = "the command's report")]
+fn changed(result: Result<bool, StoreError>, done: String, missing: String) -> ExitCode {
+    let failed = match result {
+        Ok(true) => {
+            eprintln!("{done}");
+            return ExitCode::SUCCESS;
+        }
+        Ok(false) => missing,
+        Err(error) => error.to_string(),
+    };
+    eprintln!("error: {failed}");
+    ExitCode::FAILURE
 }
 
 /// `cited key …`.
@@ -417,14 +422,11 @@ pub async fn key(config: Config, command: Key) -> ExitCode {
             }
             Err(error) => fail(error.to_string()),
         },
-        Key::Remove { id } => match store.remove_api_key(&id).await {
-            Ok(true) => {
-                eprintln!("key {id} revoked");
-                ExitCode::SUCCESS
-            }
-            Ok(false) => fail(format!("no key {id}")),
-            Err(error) => fail(error.to_string()),
-        },
+        Key::Remove { id } => changed(
+            store.remove_api_key(&id).await,
+            format!("key {id} revoked"),
+            format!("no key {id}"),
+        ),
     }
 }
 

@@ -258,20 +258,30 @@ pub async fn sign_in(state: &AppState, user: &str) -> Arc<Session> {
         Err(error) => tracing::warn!(%error, "cannot read the user's settings"),
     }
     let session = state.sessions.insert(session);
-    let browser = StoredBrowser {
-        settings: session.settings(),
-        conversation: None,
-        user: session.user.clone(),
-    };
-    if let Err(error) = state
-        .store
-        .save_browser(&session.id.to_string(), &browser)
-        .await
-    {
-        tracing::warn!(%error, "cannot save the signed-in browser");
-    }
+    save_new(state, &session).await;
     tracing::info!(session = ?session.id, "signed in");
     session
+}
+
+/// What the store keeps of a session's browser.
+fn stored_browser(session: &Session) -> StoredBrowser {
+    StoredBrowser {
+        settings: session.settings(),
+        conversation: session.conversation_id(),
+        user: session.user.clone(),
+    }
+}
+
+/// Writes a newly minted session's browser (the one place a browser row is created).
+async fn save_new(state: &AppState, session: &Session) {
+    let id = session.id.to_string();
+    if let Err(error) = state
+        .store
+        .save_browser(&id, &stored_browser(session))
+        .await
+    {
+        tracing::warn!(%error, "cannot save the new browser");
+    }
 }
 
 /// The session cookie for `id` (`None`: one that clears it). HttpOnly, SameSite=Lax, and
@@ -457,14 +467,7 @@ pub async fn session_or_mint() -> Result<Arc<Session>, AppError> {
     }
     let session = state.sessions.create(Instant::now());
     let id = session.id.to_string();
-    let browser = StoredBrowser {
-        settings: session.settings(),
-        conversation: None,
-        user: session.user.clone(),
-    };
-    if let Err(error) = state.store.save_browser(&id, &browser).await {
-        tracing::warn!(%error, "cannot save the new browser");
-    }
+    save_new(&state, &session).await;
     if let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
         if let Some(value) = session_cookie(&state, Some(&id)) {
             response.append_header(SET_COOKIE, value);
@@ -477,11 +480,7 @@ pub async fn session_or_mint() -> Result<Arc<Session>, AppError> {
 /// Saves the session's settings and current conversation for its browser. A signed-in
 /// browser's row is only updated, never made again: signing out deletes it for good.
 pub async fn remember(state: &AppState, session: &Session) {
-    let browser = StoredBrowser {
-        settings: session.settings(),
-        conversation: session.conversation_id(),
-        user: session.user.clone(),
-    };
+    let browser = stored_browser(session);
     let id = session.id.to_string();
     let saved = if session.user.is_some() {
         state.store.update_browser(&id, &browser).await.map(|_| ())
