@@ -705,10 +705,13 @@ impl Status {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AnswerEvent {
-    /// The answer has an id; `offline` answers come from the extractive answerer.
+    /// The answer has an id; `offline` answers come from the extractive answerer;
+    /// `question` is what was asked (for a tab that comes back to follow the answer).
     Started {
         id: u64,
         offline: bool,
+        #[serde(default)]
+        question: String,
     },
     /// What is happening now, for the status line (正在搜索…); `None` clears it. The
     /// browser and the command line put it into words ([`crate::i18n::status_line`]).
@@ -819,6 +822,7 @@ mod tests {
             AnswerEvent::Started {
                 id: 7,
                 offline: false,
+                question: "量子计算?".into(),
             },
             AnswerEvent::Token {
                 text: "量子计算 [1]\n很强".into(),

@@ -2,6 +2,7 @@
 //! under `/api/` (listed in the README), each returning `AppError` for anything a user sees.
 
 mod ask;
+mod follow_answer;
 mod get_conversation;
 mod get_search_status;
 mod get_settings;
@@ -10,6 +11,7 @@ mod stop_answer;
 mod update_settings;
 
 pub use ask::{ask, Ask};
+pub use follow_answer::{follow_answer, FollowAnswer};
 pub use get_conversation::{get_conversation, GetConversation};
 pub use get_search_status::{get_search_status, GetSearchStatus};
 pub use get_settings::{get_settings, GetSettings};

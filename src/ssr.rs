@@ -23,6 +23,7 @@ pub mod request;
 pub mod research;
 pub mod search;
 pub mod session;
+pub mod shared;
 pub mod state;
 pub mod store;
 pub mod tolerant;

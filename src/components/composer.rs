@@ -189,7 +189,7 @@ fn apply(chat: Chat, exchange: Option<LiveExchange>, event: AnswerEvent, t: &'st
         return;
     };
     match event {
-        AnswerEvent::Started { id, offline } => live.head.update(|e| {
+        AnswerEvent::Started { id, offline, .. } => live.head.update(|e| {
             e.id = id;
             e.offline = offline;
         }),

@@ -82,6 +82,15 @@ pub async fn ask(
     let (id, cancel) = session
         .begin_answer()
         .ok_or_else(|| reject(AppError::Busy(t.busy.to_string())))?;
+    // One answer at a time per browser, whichever instance writes it.
+    let browser = session.id.to_string();
+    let live = match state.shared.begin(&browser, cancel.clone()).await {
+        Ok(live) => live,
+        Err(crate::ssr::shared::Busy) => {
+            session.end_answer(id);
+            return Err(reject(AppError::Busy(t.busy.to_string())));
+        }
+    };
     let settings = session.settings();
     let search_enabled = settings.search_enabled || !settings.mode.has_search_switch();
     let (sender, receiver) = tokio::sync::mpsc::channel::<AnswerEvent>(256);
@@ -96,6 +105,11 @@ pub async fn ask(
     // Counted as running from now, so a shutdown that comes before the task first runs
     // still waits for it.
     let tracked = state.answers.token();
+    let shared = std::sync::Arc::clone(&state.shared);
+    let follow = live.follow(0);
+    // The answer's events are kept (and shared) as they come: the answer goes on when this
+    // browser goes away, and a refresh, another tab or another instance can follow it.
+    tokio::spawn(async move { shared.record(&browser, live, receiver).await });
     tokio::spawn(async move {
         let _tracked = tracked;
         // Frees the session even if the pipeline panics, so it can never stay "busy".
@@ -108,9 +122,8 @@ pub async fn ask(
         let _end = EndAnswer(session.clone(), id);
         crate::ssr::answer::run(state, session, input, cancel, sender).await;
     });
-    let lines = futures_util::stream::unfold(receiver, |mut receiver| async move {
-        let event = receiver.recv().await?;
-        Some((Ok::<_, AppError>(event.to_line()), receiver))
-    });
-    Ok(ByteStream::new(lines))
+    use futures_util::StreamExt;
+    Ok(ByteStream::new(
+        follow.map(|event| Ok::<_, AppError>(event.to_line())),
+    ))
 }

@@ -192,8 +192,14 @@ pub async fn serve(config: Config) -> ExitCode {
     };
     tracing::info!("cited is listening on http://{addr}");
     let state = AppState::new(config);
-    // The database first: migrated, and what a crash left half-written marked interrupted.
-    match state.store.interrupt_unfinished().await {
+    // The database first: migrated, and what a crash left half-written marked interrupted
+    // (with Redis, other instances may be writing answers: the reaper watches instead).
+    let interrupted = if state.shared.is_shared() {
+        state.store.ready().await.map(|()| 0)
+    } else {
+        state.store.interrupt_unfinished().await
+    };
+    match interrupted {
         Ok(0) => tracing::info!("database ready"),
         Ok(interrupted) => {
             tracing::warn!(

@@ -98,6 +98,13 @@ pub struct Config {
     pub database_url: String,
     /// Where conversation titles come from (`CITED_TITLES`).
     pub titles: Titles,
+    /// Valkey/Redis shared by every instance (`CITED_REDIS_URL`): the search cache, rate
+    /// limits, running answers, their events and stop signals. `None`: all in this process.
+    pub redis_url: Option<Url>,
+    /// How long a search is answered from the shared cache (`CITED_SEARCH_CACHE_SECS`).
+    pub search_cache: Duration,
+    /// Logs as one JSON object per line (`CITED_LOG_FORMAT=json`) instead of text.
+    pub log_json: bool,
     /// How long checking an answer's citations against their pages may take after the
     /// answer (`CITED_ALIGN_DEADLINE_SECS`; 0 turns the check off).
     pub align_deadline: Duration,
@@ -478,6 +485,28 @@ impl Config {
             &default_database,
             parse_database_url,
         );
+        let redis_url = reader.parse(
+            "CITED_REDIS_URL",
+            "a redis:// or rediss:// URL such as redis://127.0.0.1:6379",
+            "",
+            |raw| {
+                if raw.trim().is_empty() {
+                    return Some(None);
+                }
+                let url = Url::parse(raw.trim()).ok()?;
+                (matches!(url.scheme(), "redis" | "rediss" | "valkey" | "valkeys")
+                    && url.host_str().is_some())
+                .then_some(Some(url))
+            },
+        );
+        let search_cache = reader.seconds("CITED_SEARCH_CACHE_SECS", 0, 86_400, 600);
+        let log_json = reader.parse("CITED_LOG_FORMAT", "text or json", "text", |raw| {
+            match raw.trim() {
+                "text" => Some(false),
+                "json" => Some(true),
+                _ => None,
+            }
+        });
         let titles = reader.parse(
             "CITED_TITLES",
             "model or question",
@@ -609,6 +638,9 @@ impl Config {
             max_question_chars,
             session_idle,
             database_url,
+            redis_url,
+            search_cache,
+            log_json,
             titles,
             site_root,
         };
@@ -734,6 +766,13 @@ impl fmt::Display for Config {
             "CITED_DATABASE_URL={}",
             shown_database_url(&self.database_url)
         )?;
+        match &self.redis_url {
+            Some(url) => writeln!(f, "CITED_REDIS_URL={}", redacted(url))?,
+            None => writeln!(f, "CITED_REDIS_URL=(none: one process)")?,
+        }
+        writeln!(f, "CITED_SEARCH_CACHE_SECS={}", self.search_cache.as_secs())?;
+        let format = if self.log_json { "json" } else { "text" };
+        writeln!(f, "CITED_LOG_FORMAT={format}")?;
         let titles = match self.titles {
             Titles::Model => "model",
             Titles::Question => "question",

@@ -147,15 +147,23 @@ impl Gate {
 /// `min_burst`).
 pub struct Rate<K: std::hash::Hash + Eq + Clone> {
     limiter: DefaultKeyedRateLimiter<K>,
+    /// Its name among the shared limits (`ssr::shared` keeps one GCRA per name and key).
+    pub name: &'static str,
+    pub per_minute: u32,
+    /// How many may go at once.
+    pub burst: u32,
 }
 
 impl<K: std::hash::Hash + Eq + Clone> Rate<K> {
-    pub fn per_minute(per_minute: u32, min_burst: u32) -> Rate<K> {
+    pub fn per_minute(name: &'static str, per_minute: u32, min_burst: u32) -> Rate<K> {
         let rate = NonZeroU32::new(per_minute).unwrap_or(NonZeroU32::MIN);
         let burst = NonZeroU32::new((per_minute / 5).max(min_burst).min(per_minute.max(1)))
             .unwrap_or(NonZeroU32::MIN);
         Rate {
             limiter: RateLimiter::keyed(Quota::per_minute(rate).allow_burst(burst)),
+            name,
+            per_minute: rate.get(),
+            burst: burst.get(),
         }
     }
 
@@ -214,11 +222,11 @@ impl Limits {
             research: Gate::new(capacity.research),
             model_calls: Arc::new(Semaphore::new(capacity.model_calls)),
             page_reads: Arc::new(Semaphore::new(capacity.page_reads)),
-            asks: Rate::per_minute(capacity.asks_per_minute, 5),
-            asks_per_address: Rate::per_minute(capacity.asks_per_minute.saturating_mul(10), 50),
-            requests: Rate::per_minute(capacity.requests_per_minute, 20),
-            sign_ins: Rate::per_minute(10, 10),
-            sign_ins_per_name: Rate::per_minute(10, 10),
+            asks: Rate::per_minute("asks", capacity.asks_per_minute, 5),
+            asks_per_address: Rate::per_minute("asks-per-address", capacity.asks_per_minute.saturating_mul(10), 50),
+            requests: Rate::per_minute("requests", capacity.requests_per_minute, 20),
+            sign_ins: Rate::per_minute("sign-ins", 10, 10),
+            sign_ins_per_name: Rate::per_minute("sign-ins-per-name", 10, 10),
             capacity: capacity.clone(),
         }
     }
@@ -304,7 +312,7 @@ mod tests {
 
     #[test]
     fn a_burst_over_the_rate_is_refused_with_the_wait() {
-        let rate: Rate<String> = Rate::per_minute(60, 5);
+        let rate: Rate<String> = Rate::per_minute("test", 60, 5);
         let key = "alice".to_string();
         for _ in 0..12 {
             assert!(rate.check(&key).is_ok());

@@ -34,6 +34,7 @@ use crate::ssr::messages;
 use crate::ssr::prompts;
 use crate::ssr::search::cache::CacheKey;
 use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
+use crate::ssr::shared::Shared;
 use crate::ssr::session::{Session, SessionId};
 use crate::ssr::state::AppState;
 
@@ -91,11 +92,12 @@ pub enum CacheUse {
     Miss,
 }
 
-/// Searches through the session's LRU cache: an identical query (same options, same
-/// provider) in the same session is answered from memory; only complete successful
-/// searches are remembered.
+/// Searches through the session's LRU cache, then (with `CITED_REDIS_URL`) the cache every
+/// instance shares: an identical query (same options, same provider) is answered from
+/// memory; only complete successful searches are remembered.
 pub async fn cached_search(
     session: &Session,
+    shared: &Shared,
     provider: &dyn SearchProvider,
     query: &str,
     options: &SearchOptions,
@@ -105,11 +107,18 @@ pub async fn cached_search(
         tracing::debug!(session = ?session.id, query, n_results = results.sources.len(), "search cache hit");
         return (Ok(results), CacheUse::Hit);
     }
+    let shared_key = format!("{}:{key:?}", env!("CARGO_PKG_VERSION"));
+    if let Some(results) = shared.cached_search(&shared_key).await {
+        tracing::debug!(session = ?session.id, query, "shared search cache hit");
+        session.with_search_cache(|cache| cache.put(key, results.clone()));
+        return (Ok(results), CacheUse::Hit);
+    }
     tracing::debug!(session = ?session.id, query, "search cache miss");
     let result = provider.search(query, options).await;
     if let Ok(results) = &result {
         if !results.partial {
             session.with_search_cache(|cache| cache.put(key, results.clone()));
+            shared.cache_search(&shared_key, results).await;
         }
     }
     (result, CacheUse::Miss)
@@ -408,6 +417,8 @@ pub struct Turn {
     pub meter: Arc<Meter>,
     /// The answer reached `CITED_MAX_ANSWER_KB`: later text is dropped.
     capped: bool,
+    /// Tells other instances the stored exchange is still being written.
+    _alive: Option<crate::ssr::shared::Alive>,
 }
 
 impl Turn {
@@ -445,12 +456,14 @@ impl Turn {
             snapshot: Registry::new(),
             meter: Arc::new(Meter::default()),
             capped: false,
+            _alive: None,
         };
         // Sent even when a stop already landed, so every answer the browser sees starts;
         // nobody listening is noticed by the first step that checks.
         turn.send_anyway(AnswerEvent::Started {
             id: turn.input.id,
             offline,
+            question: turn.input.question.clone(),
         })
         .await;
         let mut turn = turn;
@@ -507,7 +520,11 @@ impl Turn {
             Err(error) => Err(error),
         };
         match saved {
-            Ok(stored) => self.stored = Some(stored),
+            Ok(stored) => {
+                self._alive = Some(self.state.shared.answering(&stored.0, stored.1));
+                self.stored = Some(stored);
+                self.browser_changed().await;
+            }
             Err(error) => {
                 tracing::error!(%error, "cannot save the question; this answer will not be kept");
                 let text = self.texts().not_saved;
@@ -774,7 +791,13 @@ impl Turn {
         query: &str,
         options: &SearchOptions,
     ) -> Result<(Result<SearchResults, SearchError>, CacheUse), Halted> {
-        self.guard(cached_search(&self.session, provider, query, options))
+        self.guard(cached_search(
+            &self.session,
+            &self.state.shared,
+            provider,
+            query,
+            options,
+        ))
             .await
     }
 
@@ -1013,7 +1036,23 @@ impl Turn {
         }
         self.session
             .push_exchange(self.generation, exchange.clone());
+        self.browser_changed().await;
         exchange
+    }
+
+    /// Tells other instances this browser's stored state changed (with `CITED_REDIS_URL`).
+    async fn browser_changed(&self) {
+        if !self.session.kept {
+            return;
+        }
+        if let Some(version) = self
+            .state
+            .shared
+            .browser_changed(&self.session.id.to_string())
+            .await
+        {
+            self.session.seen_version(version);
+        }
     }
 }
 

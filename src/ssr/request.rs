@@ -43,11 +43,19 @@ fn cookie_id(request: &Request) -> Option<String> {
 }
 
 /// The session a browser's cookie names: from memory, else restored from the store (after
-/// a restart, or once memory dropped it). `None` for an unknown id.
+/// a restart, once memory dropped it, or when another instance changed it since). `None`
+/// for an unknown id.
 pub async fn find_session(state: &AppState, raw_id: &str) -> Option<Arc<Session>> {
     let now = Instant::now();
-    if let Some(session) = state.sessions.get(raw_id, now) {
-        return Some(session);
+    let cached = state.sessions.get(raw_id, now);
+    let version = match &cached {
+        Some(_) | None if !state.shared.is_shared() => None,
+        _ => state.shared.browser_version(raw_id).await,
+    };
+    if let Some(session) = cached {
+        if version.is_none_or(|version| version <= session.version()) {
+            return Some(session);
+        }
     }
     let id = SessionId::parse(raw_id)?;
     let browser = match state.store.browser(&id.to_string()).await {
@@ -60,6 +68,7 @@ pub async fn find_session(state: &AppState, raw_id: &str) -> Option<Arc<Session>
         }
     };
     let session = Session::new(id, now).with_user(browser.user);
+    session.seen_version(version.unwrap_or(0));
     session.update_settings(|settings| *settings = browser.settings);
     if let Some(conversation) = browser.conversation {
         match state
@@ -161,19 +170,53 @@ pub async fn attach(State(state): State<AppState>, mut request: Request, next: N
         }
     }
     let signed_in = session.is_some();
-    if let Some(session) = session {
-        request.extensions_mut().insert(CurrentSession(session));
+    if let Some(session) = &session {
+        request
+            .extensions_mut()
+            .insert(CurrentSession(Arc::clone(session)));
     }
     if state.config.access.auth != Auth::Off && !signed_in && !public_path(&path) {
         return refuse_anonymous(&state, &request, &path);
     }
+    let changes = !matches!(
+        *request.method(),
+        axum::http::Method::GET | axum::http::Method::HEAD
+    );
     let mut response = next.run(request).await;
+    // A request that may have changed the browser's state: other instances read it again.
+    if changes && state.shared.is_shared() {
+        let id = session
+            .as_ref()
+            .map(|session| session.id.to_string())
+            .or_else(|| minted_cookie(&response));
+        if let Some(id) = id {
+            if let Some(version) = state.shared.browser_changed(&id).await {
+                if let Some(session) = state.sessions.get(&id, Instant::now()) {
+                    session.seen_version(version);
+                }
+            }
+        }
+    }
     if let Some(id) = minted {
         if let Some(cookie) = session_cookie(&state, Some(&id.to_string())) {
             response.headers_mut().append(SET_COOKIE, cookie);
         }
     }
     response
+}
+
+/// The session id a response's `Set-Cookie` gives the browser (a session minted by the
+/// request), if any.
+fn minted_cookie(response: &Response) -> Option<String> {
+    response
+        .headers()
+        .get_all(SET_COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .filter_map(|value| value.split(';').next())
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, value)| *name == COOKIE_NAME && !value.is_empty())
+        .map(|(_, value)| value.to_string())
 }
 
 /// How long a signed-in session is trusted from memory before the store is asked again
@@ -379,16 +422,18 @@ pub async fn may_ask(
     owner: &str,
     address: Option<std::net::IpAddr>,
 ) -> Result<(), Refused> {
+    let owner_key = owner.to_string();
     state
-        .limits
-        .asks
-        .check(&owner.to_string())
+        .shared
+        .check_rate(&state.limits.asks, &owner_key, owner)
+        .await
         .map_err(Refused::TooFast)?;
     if let Some(address) = address {
+        let key = crate::ssr::limits::address_key(address);
         state
-            .limits
-            .asks_per_address
-            .check(&crate::ssr::limits::address_key(address))
+            .shared
+            .check_rate(&state.limits.asks_per_address, &key, &key.to_string())
+            .await
             .map_err(Refused::TooFast)?;
     }
     match state.store.owner_bytes(owner).await {

@@ -707,6 +707,7 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
         thinker: Arc::clone(&thinker),
         search: provider,
         session: Arc::clone(&turn.session),
+        shared: Arc::clone(&state.shared),
         fetch: Arc::clone(&state.fetch),
         research: state.config.research.clone(),
         snippet_chars: state.config.snippet_chars,

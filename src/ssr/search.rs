@@ -53,7 +53,7 @@ pub struct SearchOptions {
 }
 
 /// A successful search. `sources` may be empty: SearXNG answered but found nothing.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SearchResults {
     pub query: String,
     pub sources: Vec<Source>,

@@ -90,6 +90,9 @@ pub struct Session {
     /// Cited pages read to check citations, for the conversation they were read in:
     /// each page is read once per conversation (`None`: it could not be read).
     pages: Mutex<PageCache>,
+    /// The version of the browser's stored state this copy holds (`ssr::shared`: another
+    /// instance that changes it bumps the version, and this copy is read again).
+    version: AtomicU64,
 }
 
 /// The conversation whose pages these are, and each page by URL (`None`: unreadable).
@@ -118,7 +121,18 @@ impl Session {
             next_answer_id: AtomicU64::new(1),
             generation: AtomicU64::new(0),
             pages: Mutex::new((None, HashMap::new())),
+            version: AtomicU64::new(0),
         }
+    }
+
+    /// The version of the stored state this copy holds.
+    pub fn version(&self) -> u64 {
+        self.version.load(Ordering::Relaxed)
+    }
+
+    /// This copy holds the stored state at `version` (or newer).
+    pub fn seen_version(&self, version: u64) {
+        self.version.fetch_max(version, Ordering::Relaxed);
     }
 
     /// Whether the sign-in was confirmed longer than `every` ago.

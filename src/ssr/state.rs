@@ -44,6 +44,8 @@ pub struct AppState {
     pub shutdown: tokio_util::sync::CancellationToken,
     /// Running answers, so shutdown can wait for them to be saved.
     pub answers: tokio_util::task::TaskTracker,
+    /// What instances share (`CITED_REDIS_URL`), or this process's own equivalent.
+    pub shared: Arc<crate::ssr::shared::Shared>,
 }
 
 /// The search provider an answer uses, and the notice that goes with it.
@@ -92,7 +94,12 @@ impl AppState {
             readers: Some(Arc::clone(&limits.page_reads)),
             ..FetchPolicy::default()
         };
+        let shared = Arc::new(crate::ssr::shared::Shared::new(
+            config.redis_url.as_ref(),
+            config.search_cache,
+        ));
         AppState {
+            shared,
             limits,
             shutdown: tokio_util::sync::CancellationToken::new(),
             answers: tokio_util::task::TaskTracker::new(),

@@ -209,29 +209,56 @@ impl Store {
     }
 
     /// Marks every exchange still `answering` as `interrupted` (a crash or `kill -9` left
-    /// it); returns how many. Run once at start, before serving.
+    /// it); returns how many. Run once at start, before serving, by an instance that shares
+    /// the database with no other (with Redis, `ssr::shared`'s reaper does it instead).
     pub async fn interrupt_unfinished(&self) -> Result<u64, StoreError> {
-        self.ready().await?;
-        let rows = sqlx::query(
-            "SELECT conversation_id, seq, data FROM exchanges WHERE state = 'answering'",
-        )
-        .fetch_all(&self.pool)
-        .await?;
-        for row in &rows {
-            let conversation: String = row.try_get("conversation_id")?;
-            let seq: i64 = row.try_get("seq")?;
-            let data: String = row.try_get("data")?;
-            let mut exchange: Exchange = serde_json::from_str(&data)?;
-            exchange.state = ExchangeState::Interrupted;
-            exchange.done = true;
-            sqlx::query("UPDATE exchanges SET state = 'interrupted', data = $1 WHERE conversation_id = $2 AND seq = $3")
-                .bind(serde_json::to_string(&exchange)?)
-                .bind(conversation)
-                .bind(seq)
-                .execute(&self.pool)
-                .await?;
+        let answering = self.answering().await?;
+        for (conversation, seq) in &answering {
+            self.interrupt(conversation, *seq).await?;
         }
-        Ok(rows.len() as u64)
+        Ok(answering.len() as u64)
+    }
+
+    /// Every exchange stored as being written: its conversation and position.
+    pub async fn answering(&self) -> Result<Vec<(String, u32)>, StoreError> {
+        self.ready().await?;
+        let rows =
+            sqlx::query("SELECT conversation_id, seq FROM exchanges WHERE state = 'answering'")
+                .fetch_all(&self.pool)
+                .await?;
+        rows.iter()
+            .map(|row| {
+                let seq: i64 = row.try_get("seq")?;
+                Ok((
+                    row.try_get("conversation_id")?,
+                    u32::try_from(seq).unwrap_or(u32::MAX),
+                ))
+            })
+            .collect()
+    }
+
+    /// Marks one exchange `interrupted`, if it is still being written.
+    pub async fn interrupt(&self, conversation: &str, seq: u32) -> Result<(), StoreError> {
+        self.ready().await?;
+        let row = sqlx::query(
+            "SELECT data FROM exchanges WHERE conversation_id = $1 AND seq = $2 AND state = 'answering'",
+        )
+        .bind(conversation)
+        .bind(i64::from(seq))
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok(()) };
+        let data: String = row.try_get("data")?;
+        let mut exchange: Exchange = serde_json::from_str(&data)?;
+        exchange.state = ExchangeState::Interrupted;
+        exchange.done = true;
+        sqlx::query("UPDATE exchanges SET state = 'interrupted', data = $1 WHERE conversation_id = $2 AND seq = $3 AND state = 'answering'")
+            .bind(serde_json::to_string(&exchange)?)
+            .bind(conversation)
+            .bind(i64::from(seq))
+            .execute(&self.pool)
+            .await?;
+        Ok(())
     }
 
     pub async fn browser(&self, id: &str) -> Result<Option<StoredBrowser>, StoreError> {

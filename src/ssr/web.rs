@@ -4,6 +4,7 @@
 //! real server on `127.0.0.1:0` and `main` passes SIGINT/SIGTERM.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::MatchedPath;
@@ -249,6 +250,10 @@ pub async fn run(
             }
         }
     });
+    // Stop signals from other instances, and the reaper of answers whose instance died.
+    state
+        .shared
+        .start(Arc::clone(&state.store), state.shutdown.clone());
     let capacity = state.config.capacity.clone();
     // HTTP/1.1 only: browsers speak HTTP/2 only over TLS, which a proxy in front ends, and
     // telling the versions apart would first wait for bytes without any timeout. The

@@ -27,6 +27,7 @@ const LAYERS: &[&[&str]] = &[
     ],
     &[
         "ssr::knowledge",
+        "ssr::shared",
         "ssr::align",
         "ssr::prompts",
         "ssr::messages",

@@ -344,23 +344,25 @@ async fn repeated_queries_in_a_session_hit_the_cache() {
     let bob = store.create(std::time::Instant::now());
     let searxng = client(&searxng::shared().url, &[]);
     let options = SearchOptions::default();
-    let (first, use1) = cached_search(&alice, &searxng, "rust async", &options).await;
-    let (second, use2) = cached_search(&alice, &searxng, "  Rust   ASYNC ", &options).await;
+    let one_process = crate::ssr::shared::Shared::new(None, Duration::from_secs(600));
+    let local = &one_process;
+    let (first, use1) = cached_search(&alice, local, &searxng, "rust async", &options).await;
+    let (second, use2) = cached_search(&alice, local, &searxng, "  Rust   ASYNC ", &options).await;
     assert_eq!((use1, use2), (CacheUse::Miss, CacheUse::Hit));
     assert_eq!(first.unwrap(), second.unwrap());
-    let (_, other_session) = cached_search(&bob, &searxng, "rust async", &options).await;
+    let (_, other_session) = cached_search(&bob, local, &searxng, "rust async", &options).await;
     assert_eq!(
         other_session,
         CacheUse::Miss,
         "sessions never share a cache"
     );
     alice.reset();
-    let (_, after_reset) = cached_search(&alice, &searxng, "rust async", &options).await;
+    let (_, after_reset) = cached_search(&alice, local, &searxng, "rust async", &options).await;
     assert_eq!(after_reset, CacheUse::Miss, "/reset clears the cache");
     // Failures are not cached.
     let down = client(&format!("http://127.0.0.1:{}", searxng::free_port()), &[]);
-    let (result, _) = cached_search(&bob, &down, "never cached", &options).await;
+    let (result, _) = cached_search(&bob, local, &down, "never cached", &options).await;
     assert!(result.is_err());
-    let (_, again) = cached_search(&bob, &down, "never cached", &options).await;
+    let (_, again) = cached_search(&bob, local, &down, "never cached", &options).await;
     assert_eq!(again, CacheUse::Miss);
 }

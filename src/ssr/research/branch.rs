@@ -24,6 +24,8 @@ pub struct Env {
     pub thinker: Arc<dyn Thinker>,
     pub search: Arc<dyn SearchProvider>,
     pub session: Arc<Session>,
+    /// The search cache other instances share.
+    pub shared: Arc<crate::ssr::shared::Shared>,
     pub fetch: Arc<FetchPolicy>,
     pub research: ResearchConfig,
     pub snippet_chars: usize,
@@ -72,7 +74,7 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
     // 1. Search, with the sub-question's profile; engines that find nothing fall back to
     //    the instance's defaults once.
     let options = profile(planned, &env.research);
-    let mut searched = cached_search(&env.session, env.search.as_ref(), &planned.query, &options)
+    let mut searched = cached_search(&env.session, &env.shared, env.search.as_ref(), &planned.query, &options)
         .await
         .0;
     if matches!(&searched, Ok(results) if results.sources.is_empty()) && !options.engines.is_empty()
@@ -82,7 +84,7 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
             ..options.clone()
         };
         tracing::debug!(query = planned.query, engines = ?options.engines, "research: profile engines found nothing; trying the defaults");
-        searched = cached_search(&env.session, env.search.as_ref(), &planned.query, &plain)
+        searched = cached_search(&env.session, &env.shared, env.search.as_ref(), &planned.query, &plain)
             .await
             .0;
     }
@@ -142,7 +144,7 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
         let lookups = futures_util::future::join_all(
             entities
                 .iter()
-                .map(|entity| cached_search(&env.session, env.search.as_ref(), entity, &options)),
+                .map(|entity| cached_search(&env.session, &env.shared, env.search.as_ref(), entity, &options)),
         )
         .await;
         let mut found: Vec<Source> = Vec::new();

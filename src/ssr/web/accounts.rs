@@ -91,16 +91,21 @@ pub async fn submit(
     let t = lang_for(None, &headers).texts();
     // Per address (the client's, behind a trusted proxy) and per account name.
     let address = address.map_or(IpAddr::from([0, 0, 0, 0]), |address| address.0 .0);
-    let throttled = state
-        .limits
-        .sign_ins
-        .check(&crate::ssr::limits::address_key(address))
-        .and_then(|()| {
+    let address = crate::ssr::limits::address_key(address);
+    let name = form.name.trim().to_lowercase();
+    let throttled = match state
+        .shared
+        .check_rate(&state.limits.sign_ins, &address, &address.to_string())
+        .await
+    {
+        Ok(()) => {
             state
-                .limits
-                .sign_ins_per_name
-                .check(&form.name.trim().to_lowercase())
-        });
+                .shared
+                .check_rate(&state.limits.sign_ins_per_name, &name, &name)
+                .await
+        }
+        refused => refused,
+    };
     if let Err(wait) = throttled {
         let mut response = page(
             &state,

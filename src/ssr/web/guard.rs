@@ -164,7 +164,11 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
     if !exempt && !path.starts_with("/pkg/") {
         if let Some(address) = address {
             let key = crate::ssr::limits::address_key(address);
-            if let Err(wait) = state.limits.requests.check(&key) {
+            let checked = state
+                .shared
+                .check_rate(&state.limits.requests, &key, &key.to_string())
+                .await;
+            if let Err(wait) = checked {
                 let wait = wait.as_secs().max(1);
                 let mut response = plain(
                     StatusCode::TOO_MANY_REQUESTS,

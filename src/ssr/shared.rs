@@ -1,0 +1,800 @@
+//! What instances of cited share. With `CITED_REDIS_URL` (Valkey or Redis) any request can
+//! land on any instance: the search cache, the rate limits, which browser has an answer
+//! running, each answer's events and the stop signal live there. Without it, the same API
+//! works within this one process (the embedded default).
+//!
+//! Keys, all under `cited:`:
+//! - `busy:<browser>`: the answer a browser is writing (its key), expiring unless its
+//!   instance renews it, so an instance killed mid-answer frees the browser within 30 s;
+//! - `latest:<browser>`: the browser's latest answer, for a tab that comes back to follow it;
+//! - `events:<answer>`: a stream of the answer's events, entry `0-<index + 1>` holding event
+//!   `index`, then an `end` entry; kept 10 minutes after the answer ends;
+//! - `answering:<conversation>:<seq>`: renewed while an exchange is being written, so the
+//!   reaper can tell a running answer from one whose instance died;
+//! - `search:<hash>`: a search's results, `CITED_SEARCH_CACHE_SECS`;
+//! - `rate:<name>:<key>`: a GCRA's theoretical arrival time;
+//! - `browser:<browser>`: a counter bumped whenever a browser's stored state changes, so an
+//!   instance holding an older copy in memory reads it again;
+//! - the `cited:stop` channel: an answer's key, to stop it on whichever instance runs it.
+//!
+//! Browsers appear only as a hash of their session id. A failing Redis degrades to this
+//! process's own state, logged, never to an error page.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use futures_util::{Stream, StreamExt};
+use redis::aio::ConnectionManager;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::model::AnswerEvent;
+use crate::ssr::limits::Rate;
+use crate::ssr::search::SearchResults;
+use crate::ssr::store::Store;
+
+/// How long a busy mark lives unless renewed, and how often it is renewed.
+const BUSY_MS: u64 = 30_000;
+const RENEW: Duration = Duration::from_secs(5);
+/// How long a running exchange's mark lives unless renewed.
+const ANSWERING_MS: u64 = 15_000;
+/// How long an ended answer's events can still be replayed.
+const KEEP_EVENTS_SECS: u64 = 600;
+/// How often the reaper looks for answers whose instance died.
+const REAP_EVERY: Duration = Duration::from_secs(5);
+/// How long a Redis command may take before this instance goes on without it.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
+const STOP_CHANNEL: &str = "cited:stop";
+
+/// Events as they stream to a follower.
+pub type Events = Pin<Box<dyn Stream<Item = AnswerEvent> + Send>>;
+
+pub struct Shared {
+    redis: Option<Redis>,
+    /// Each browser's latest answer run by this instance (running, or ended).
+    latest: Mutex<HashMap<String, Arc<Live>>>,
+    search_ttl: Duration,
+}
+
+struct Redis {
+    client: redis::Client,
+    connection: ConnectionManager,
+}
+
+/// One answer being written by this instance: its events so far, and its stop token.
+pub struct Live {
+    pub key: String,
+    cancel: CancellationToken,
+    log: Mutex<Log>,
+    changed: watch::Sender<usize>,
+}
+
+#[derive(Default)]
+struct Log {
+    events: Vec<AnswerEvent>,
+    ended: Option<std::time::Instant>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What Redis knows a browser by: a hash of its session id, never the id itself.
+pub fn browser_key(session_id: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(session_id.as_bytes());
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn random_key() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the operating system provides randomness");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Live {
+    fn new(cancel: CancellationToken) -> Live {
+        Live {
+            key: random_key(),
+            cancel,
+            log: Mutex::new(Log::default()),
+            changed: watch::Sender::new(0),
+        }
+    }
+
+    fn push(&self, event: AnswerEvent) -> usize {
+        let index = {
+            let mut log = lock(&self.log);
+            log.events.push(event);
+            log.events.len() - 1
+        };
+        self.changed.send_replace(index + 1);
+        index
+    }
+
+    fn end(&self) {
+        lock(&self.log).ended = Some(std::time::Instant::now());
+        self.changed.send_modify(|_| {});
+    }
+
+    pub fn running(&self) -> bool {
+        lock(&self.log).ended.is_none()
+    }
+
+    /// Running, or ended less than `KEEP_EVENTS_SECS` ago.
+    fn kept(&self) -> bool {
+        lock(&self.log)
+            .ended
+            .is_none_or(|at| at.elapsed() < Duration::from_secs(KEEP_EVENTS_SECS))
+    }
+
+    /// The events from `from` on, then each as it comes, until the answer ends.
+    pub fn follow(self: &Arc<Live>, from: usize) -> Events {
+        let seen = self.changed.subscribe();
+        let state = (Arc::clone(self), seen, from, std::collections::VecDeque::new());
+        Box::pin(futures_util::stream::unfold(
+            state,
+            |(live, mut seen, mut next, mut pending)| async move {
+                loop {
+                    if let Some(event) = pending.pop_front() {
+                        return Some((event, (live, seen, next, pending)));
+                    }
+                    seen.borrow_and_update();
+                    let ended = {
+                        let log = lock(&live.log);
+                        pending.extend(log.events.iter().skip(next).cloned());
+                        log.ended.is_some()
+                    };
+                    next += pending.len();
+                    if !pending.is_empty() {
+                        continue;
+                    }
+                    if ended || seen.changed().await.is_err() {
+                        return None;
+                    }
+                }
+            },
+        ))
+    }
+}
+
+/// Why an answer cannot begin.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Busy;
+
+/// Keeps an exchange marked as being written while it lives.
+pub struct Alive(Option<tokio::task::JoinHandle<()>>);
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        if let Some(task) = self.0.take() {
+            task.abort();
+        }
+    }
+}
+
+impl Shared {
+    /// Connects lazily: nothing is sent to Redis before the first command.
+    pub fn new(url: Option<&url::Url>, search_ttl: Duration) -> Shared {
+        let redis = url.and_then(|url| {
+            let opened = redis::Client::open(url.as_str()).and_then(|client| {
+                let config = redis::aio::ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(COMMAND_TIMEOUT))
+                    .set_response_timeout(Some(COMMAND_TIMEOUT))
+                    .set_number_of_retries(2);
+                let connection = client.get_connection_manager_lazy(config)?;
+                Ok(Redis { client, connection })
+            });
+            match opened {
+                Ok(redis) => Some(redis),
+                Err(error) => {
+                    tracing::error!(%error, "cannot use CITED_REDIS_URL; this instance shares nothing");
+                    None
+                }
+            }
+        });
+        Shared {
+            redis,
+            latest: Mutex::new(HashMap::new()),
+            search_ttl,
+        }
+    }
+
+    /// Whether instances share state through Redis.
+    pub fn is_shared(&self) -> bool {
+        self.redis.is_some()
+    }
+
+    fn connection(&self) -> Option<ConnectionManager> {
+        self.redis.as_ref().map(|redis| redis.connection.clone())
+    }
+
+    /// Runs one command; a failure is logged and is `None`.
+    async fn run<T: redis::FromRedisValue>(&self, what: &str, command: &redis::Cmd) -> Option<T> {
+        let mut connection = self.connection()?;
+        match command.query_async::<T>(&mut connection).await {
+            Ok(value) => Some(value),
+            Err(error) => {
+                tracing::warn!(%error, what, "Redis failed; going on with this instance's own state");
+                None
+            }
+        }
+    }
+
+    /// `Ok` when Redis answers (or none is configured), else why not.
+    pub async fn ping(&self) -> Result<(), String> {
+        let Some(mut connection) = self.connection() else {
+            return Ok(());
+        };
+        redis::cmd("PING")
+            .query_async::<String>(&mut connection)
+            .await
+            .map(|_| ())
+            .map_err(|error| error.to_string())
+    }
+
+    /// Starts listening for stop signals and, with Redis, the reaper of answers whose
+    /// instance died. Call once, on the runtime.
+    pub fn start(self: &Arc<Shared>, store: Arc<Store>, shutdown: CancellationToken) {
+        if self.redis.is_none() {
+            return;
+        }
+        tokio::spawn(Arc::clone(self).listen_for_stops(shutdown.clone()));
+        tokio::spawn(Arc::clone(self).reap(store, shutdown));
+    }
+
+    async fn listen_for_stops(self: Arc<Shared>, shutdown: CancellationToken) {
+        let Some(redis) = &self.redis else { return };
+        while !shutdown.is_cancelled() {
+            let subscribed = async {
+                let mut pubsub = redis.client.get_async_pubsub().await?;
+                pubsub.subscribe(STOP_CHANNEL).await?;
+                Ok::<_, redis::RedisError>(pubsub)
+            };
+            match subscribed.await {
+                Ok(pubsub) => {
+                    let mut messages = pubsub.into_on_message();
+                    loop {
+                        let message = tokio::select! {
+                            () = shutdown.cancelled() => return,
+                            message = messages.next() => message,
+                        };
+                        let Some(message) = message else { break };
+                        if let Ok(key) = message.get_payload::<String>() {
+                            self.stop_here(&key);
+                        }
+                    }
+                    tracing::warn!("the Redis stop channel closed; subscribing again");
+                }
+                Err(error) => tracing::warn!(%error, "cannot subscribe to stop signals"),
+            }
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                () = tokio::time::sleep(Duration::from_secs(1)) => {}
+            }
+        }
+    }
+
+    /// Stops the answer `key` if this instance runs it.
+    fn stop_here(&self, key: &str) -> bool {
+        let live = lock(&self.latest)
+            .values()
+            .find(|live| live.key == key)
+            .cloned();
+        match live {
+            Some(live) if live.running() => {
+                live.cancel.cancel();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Marks the browser busy with a new answer, or `Busy` when it already has one running
+    /// (on any instance).
+    pub async fn begin(
+        &self,
+        session_id: &str,
+        cancel: CancellationToken,
+    ) -> Result<Arc<Live>, Busy> {
+        let browser = browser_key(session_id);
+        if lock(&self.latest)
+            .get(&browser)
+            .is_some_and(|live| live.running())
+        {
+            return Err(Busy);
+        }
+        let live = Arc::new(Live::new(cancel));
+        if self.redis.is_some() {
+            let claimed: Option<Option<String>> = self
+                .run(
+                    "claim",
+                    redis::cmd("SET")
+                        .arg(format!("cited:busy:{browser}"))
+                        .arg(&live.key)
+                        .arg("NX")
+                        .arg("PX")
+                        .arg(BUSY_MS),
+                )
+                .await;
+            if matches!(claimed, Some(None)) {
+                return Err(Busy);
+            }
+            let _: Option<()> = self
+                .run(
+                    "latest",
+                    redis::cmd("SET")
+                        .arg(format!("cited:latest:{browser}"))
+                        .arg(&live.key)
+                        .arg("EX")
+                        .arg(KEEP_EVENTS_SECS + 3600),
+                )
+                .await;
+        }
+        let mut latest = lock(&self.latest);
+        if latest.get(&browser).is_some_and(|live| live.running()) {
+            return Err(Busy);
+        }
+        latest.retain(|_, live| live.kept());
+        latest.insert(browser, Arc::clone(&live));
+        Ok(live)
+    }
+
+    /// Takes the answer's events as the pipeline sends them, keeps them for followers (and
+    /// in Redis for other instances), and renews the browser's busy mark; ends when the
+    /// pipeline does. The answer goes on whether anyone follows or not.
+    pub async fn record(
+        &self,
+        session_id: &str,
+        live: Arc<Live>,
+        mut events: mpsc::Receiver<AnswerEvent>,
+    ) {
+        let browser = browser_key(session_id);
+        let stream = format!("cited:events:{}", live.key);
+        let mut renew = tokio::time::interval(RENEW);
+        renew.tick().await;
+        let mut mirrored = self.redis.is_some();
+        loop {
+            let first = tokio::select! {
+                event = events.recv() => event,
+                _ = renew.tick() => {
+                    let _: Option<()> = self.run("renew", redis::cmd("PEXPIRE").arg(format!("cited:busy:{browser}")).arg(BUSY_MS)).await;
+                    continue;
+                }
+            };
+            let Some(first) = first else { break };
+            let mut batch = vec![first];
+            while batch.len() < 256 {
+                match events.try_recv() {
+                    Ok(event) => batch.push(event),
+                    Err(_) => break,
+                }
+            }
+            let mut pipe = redis::pipe();
+            for event in batch {
+                let line = serde_json::to_string(&event).unwrap_or_default();
+                let index = live.push(event);
+                pipe.cmd("XADD")
+                    .arg(&stream)
+                    .arg(format!("0-{}", index + 1))
+                    .arg("e")
+                    .arg(line)
+                    .ignore();
+            }
+            if mirrored {
+                pipe.cmd("EXPIRE")
+                    .arg(&stream)
+                    .arg(KEEP_EVENTS_SECS + 3600)
+                    .ignore();
+                if let Some(mut connection) = self.connection() {
+                    if let Err(error) = pipe.query_async::<()>(&mut connection).await {
+                        tracing::warn!(%error, "cannot write the answer's events to Redis; other instances cannot follow it");
+                        mirrored = false;
+                    }
+                }
+            }
+        }
+        live.end();
+        if let Some(mut connection) = self.connection() {
+            let mut pipe = redis::pipe();
+            pipe.cmd("XADD")
+                .arg(&stream)
+                .arg("*")
+                .arg("end")
+                .arg(1)
+                .ignore();
+            pipe.cmd("EXPIRE")
+                .arg(&stream)
+                .arg(KEEP_EVENTS_SECS)
+                .ignore();
+            if let Err(error) = pipe.query_async::<()>(&mut connection).await {
+                tracing::warn!(%error, "cannot end the answer's events in Redis");
+            }
+            // Frees the browser, unless (after an outage) another answer holds the mark.
+            let release = redis::Script::new(
+                "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
+            );
+            if let Err(error) = release
+                .key(format!("cited:busy:{browser}"))
+                .arg(&live.key)
+                .invoke_async::<i64>(&mut connection)
+                .await
+            {
+                tracing::warn!(%error, "cannot free the browser's busy mark; it expires by itself");
+            }
+        }
+    }
+
+    /// The browser's latest answer as events from index `from` on, following it live while
+    /// it runs, wherever it runs. `None` when it has none.
+    pub async fn follow(&self, session_id: &str, from: usize) -> Option<Events> {
+        let browser = browser_key(session_id);
+        let here = lock(&self.latest).get(&browser).cloned();
+        if self.redis.is_none() {
+            return here.map(|live| live.follow(from));
+        }
+        let key: Option<String> = self
+            .run(
+                "latest",
+                redis::cmd("GET").arg(format!("cited:latest:{browser}")),
+            )
+            .await
+            .flatten();
+        match (here, key) {
+            (Some(live), Some(key)) if live.key == key => Some(live.follow(from)),
+            (_, Some(key)) => self.follow_elsewhere(key, from).await,
+            (here, None) => here.map(|live| live.follow(from)),
+        }
+    }
+
+    /// Follows an answer another instance writes, from its stream in Redis, on a
+    /// connection of its own (blocking reads would hold up everyone else's commands).
+    async fn follow_elsewhere(&self, key: String, from: usize) -> Option<Events> {
+        let redis = self.redis.as_ref()?;
+        let config = redis::AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(COMMAND_TIMEOUT))
+            .set_response_timeout(None);
+        let connection = match redis
+            .client
+            .get_multiplexed_async_connection_with_config(&config)
+            .await
+        {
+            Ok(connection) => connection,
+            Err(error) => {
+                tracing::warn!(%error, "cannot follow an answer from Redis");
+                return None;
+            }
+        };
+        let stream = format!("cited:events:{key}");
+        let state = (
+            connection,
+            format!("0-{from}"),
+            std::collections::VecDeque::<AnswerEvent>::new(),
+            false,
+            0u32,
+        );
+        Some(Box::pin(futures_util::stream::unfold(
+            state,
+            move |(mut connection, mut last, mut pending, mut ended, mut idle)| {
+                let stream = stream.clone();
+                async move {
+                    loop {
+                        if let Some(event) = pending.pop_front() {
+                            return Some((event, (connection, last, pending, ended, idle)));
+                        }
+                        // Ten minutes without an event: whoever wrote it is gone.
+                        if ended || idle > 300 {
+                            return None;
+                        }
+                        let read: redis::RedisResult<Option<redis::streams::StreamReadReply>> =
+                            redis::cmd("XREAD")
+                                .arg("COUNT")
+                                .arg(512)
+                                .arg("BLOCK")
+                                .arg(2000)
+                                .arg("STREAMS")
+                                .arg(&stream)
+                                .arg(&last)
+                                .query_async(&mut connection)
+                                .await;
+                        let reply = match read {
+                            Ok(reply) => reply,
+                            Err(error) => {
+                                tracing::warn!(%error, "following an answer from Redis failed");
+                                return None;
+                            }
+                        };
+                        let entries = reply
+                            .map(|reply| reply.keys.into_iter().flat_map(|key| key.ids))
+                            .into_iter()
+                            .flatten()
+                            .collect::<Vec<_>>();
+                        if entries.is_empty() {
+                            idle += 1;
+                            let exists: i64 = redis::cmd("EXISTS")
+                                .arg(&stream)
+                                .query_async(&mut connection)
+                                .await
+                                .unwrap_or(0);
+                            ended = exists == 0;
+                            continue;
+                        }
+                        idle = 0;
+                        for entry in entries {
+                            last = entry.id.clone();
+                            if entry.map.contains_key("end") {
+                                ended = true;
+                                break;
+                            }
+                            if let Some(event) = entry
+                                .get::<String>("e")
+                                .and_then(|line| serde_json::from_str(&line).ok())
+                            {
+                                pending.push_back(event);
+                            }
+                        }
+                    }
+                }
+            },
+        )))
+    }
+
+    /// Stops the browser's running answer, on whichever instance runs it. False when it
+    /// has none.
+    pub async fn stop(&self, session_id: &str) -> bool {
+        let browser = browser_key(session_id);
+        let here = lock(&self.latest).get(&browser).cloned();
+        if let Some(live) = here.filter(|live| live.running()) {
+            live.cancel.cancel();
+            return true;
+        }
+        let key: Option<String> = self
+            .run("busy", redis::cmd("GET").arg(format!("cited:busy:{browser}")))
+            .await
+            .flatten();
+        let Some(key) = key else { return false };
+        let _: Option<i64> = self
+            .run("stop", redis::cmd("PUBLISH").arg(STOP_CHANNEL).arg(&key))
+            .await;
+        true
+    }
+
+    /// A search cached by any instance (`key`: what identifies the query, its options and
+    /// provider).
+    pub async fn cached_search(&self, key: &str) -> Option<SearchResults> {
+        self.redis.as_ref()?;
+        let found: Option<String> = self
+            .run(
+                "search cache",
+                redis::cmd("GET").arg(format!("cited:search:{}", hashed(key))),
+            )
+            .await
+            .flatten();
+        serde_json::from_str(&found?).ok()
+    }
+
+    pub async fn cache_search(&self, key: &str, results: &SearchResults) {
+        if self.redis.is_none() || self.search_ttl.is_zero() {
+            return;
+        }
+        let Ok(json) = serde_json::to_string(results) else {
+            return;
+        };
+        let _: Option<()> = self
+            .run(
+                "search cache",
+                redis::cmd("SET")
+                    .arg(format!("cited:search:{}", hashed(key)))
+                    .arg(json)
+                    .arg("EX")
+                    .arg(self.search_ttl.as_secs().max(1)),
+            )
+            .await;
+    }
+
+    /// Checks a rate limit for `key`: across instances with Redis (a GCRA with the same
+    /// rate and burst), else (or when Redis fails) in this process.
+    pub async fn check_rate<K>(&self, rate: &Rate<K>, key: &K, shown: &str) -> Result<(), Duration>
+    where
+        K: std::hash::Hash + Eq + Clone,
+    {
+        if self.redis.is_none() {
+            return rate.check(key);
+        }
+        let interval = 60_000.0 / f64::from(rate.per_minute.max(1));
+        let tolerance = interval * f64::from(rate.burst.saturating_sub(1));
+        let script = redis::Script::new(GCRA);
+        let mut connection = self.connection();
+        let waited = match connection.as_mut() {
+            Some(connection) => {
+                script
+                    .key(format!("cited:rate:{}:{}", rate.name, hashed(shown)))
+                    .arg(interval)
+                    .arg(tolerance)
+                    .invoke_async::<i64>(connection)
+                    .await
+            }
+            None => return rate.check(key),
+        };
+        match waited {
+            Ok(0) => Ok(()),
+            Ok(ms) => Err(Duration::from_millis(ms.unsigned_abs())),
+            Err(error) => {
+                tracing::warn!(%error, "Redis failed; this instance counts the limit alone");
+                rate.check(key)
+            }
+        }
+    }
+
+    /// The version of a browser's stored state other instances last wrote, when shared.
+    pub async fn browser_version(&self, session_id: &str) -> Option<u64> {
+        self.redis.as_ref()?;
+        let version: Option<u64> = self
+            .run(
+                "browser version",
+                redis::cmd("GET").arg(format!("cited:browser:{}", browser_key(session_id))),
+            )
+            .await
+            .flatten();
+        Some(version.unwrap_or(0))
+    }
+
+    /// Says a browser's stored state changed; the new version, when shared.
+    pub async fn browser_changed(&self, session_id: &str) -> Option<u64> {
+        self.redis.as_ref()?;
+        let key = format!("cited:browser:{}", browser_key(session_id));
+        let mut pipe = redis::pipe();
+        pipe.cmd("INCR").arg(&key);
+        pipe.cmd("EXPIRE").arg(&key).arg(30 * 86_400).ignore();
+        let mut connection = self.connection()?;
+        match pipe.query_async::<(u64,)>(&mut connection).await {
+            Ok((version,)) => Some(version),
+            Err(error) => {
+                tracing::warn!(%error, "cannot tell other instances the browser changed");
+                None
+            }
+        }
+    }
+
+    /// Marks an exchange as being written until the guard drops (renewed every 5 s).
+    pub fn answering(&self, conversation: &str, seq: u32) -> Alive {
+        let Some(connection) = self.connection() else {
+            return Alive(None);
+        };
+        let key = format!("cited:answering:{conversation}:{seq}");
+        Alive(Some(tokio::spawn(async move {
+            let mut connection = connection;
+            let mut every = tokio::time::interval(RENEW);
+            loop {
+                every.tick().await;
+                let set = redis::cmd("SET")
+                    .arg(&key)
+                    .arg(1)
+                    .arg("PX")
+                    .arg(ANSWERING_MS)
+                    .query_async::<()>(&mut connection)
+                    .await;
+                if let Err(error) = set {
+                    tracing::warn!(%error, "cannot renew the running answer's mark");
+                }
+            }
+        })))
+    }
+
+    /// Every few seconds: exchanges stored as being written whose mark is gone (twice in a
+    /// row, so one just begun is never taken for dead) were cut off by their instance
+    /// dying; they become `interrupted`.
+    async fn reap(self: Arc<Shared>, store: Arc<Store>, shutdown: CancellationToken) {
+        let mut suspects: Vec<(String, u32)> = Vec::new();
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                () = tokio::time::sleep(REAP_EVERY) => {}
+            }
+            let answering = match store.answering().await {
+                Ok(answering) => answering,
+                Err(error) => {
+                    tracing::warn!(%error, "cannot look for interrupted answers");
+                    continue;
+                }
+            };
+            let mut dead = Vec::new();
+            for (conversation, seq) in answering {
+                let alive: Option<i64> = self
+                    .run(
+                        "reaper",
+                        redis::cmd("EXISTS").arg(format!("cited:answering:{conversation}:{seq}")),
+                    )
+                    .await;
+                if alive == Some(0) {
+                    dead.push((conversation, seq));
+                }
+            }
+            for (conversation, seq) in &dead {
+                if suspects.contains(&(conversation.clone(), *seq)) {
+                    match store.interrupt(conversation, *seq).await {
+                        Ok(()) => tracing::info!(
+                            conversation,
+                            seq,
+                            "an answer whose instance stopped is marked interrupted"
+                        ),
+                        Err(error) => tracing::warn!(%error, "cannot mark an answer interrupted"),
+                    }
+                }
+            }
+            suspects = dead;
+        }
+    }
+}
+
+/// A GCRA in one round trip: `ARGV[1]` the emission interval, `ARGV[2]` the tolerance
+/// (interval × (burst − 1)), both in ms. Returns 0 (go) or the ms to wait.
+const GCRA: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local interval = tonumber(ARGV[1])
+local tolerance = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat < now then tat = now end
+local wait = tat - tolerance - now
+if wait > 0 then return math.ceil(wait) end
+tat = tat + interval
+redis.call('SET', KEYS[1], tostring(tat), 'PX', math.ceil(tat - now) + 1000)
+return 0
+";
+
+fn hashed(text: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(text.as_bytes());
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(n: u64) -> AnswerEvent {
+        AnswerEvent::Token {
+            text: format!("t{n} "),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_follower_replays_from_its_index_then_follows_live() {
+        let shared = Shared::new(None, Duration::ZERO);
+        let live = shared
+            .begin("browser", CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(
+            shared.begin("browser", CancellationToken::new()).await.err(),
+            Some(Busy),
+            "one answer at a time per browser"
+        );
+        let (sender, receiver) = mpsc::channel(8);
+        let recording = {
+            let live = Arc::clone(&live);
+            async move { shared.record("browser", live, receiver).await }
+        };
+        let recording = tokio::spawn(recording);
+        for n in 0..3 {
+            sender.send(event(n)).await.unwrap();
+        }
+        let late = live.follow(1);
+        tokio::spawn(async move {
+            for n in 3..6 {
+                sender.send(event(n)).await.unwrap();
+            }
+        });
+        let seen: Vec<AnswerEvent> = late.collect().await;
+        assert_eq!(seen, (1..6).map(event).collect::<Vec<_>>());
+        recording.await.unwrap();
+        assert!(!live.running());
+        let again: Vec<AnswerEvent> = live.follow(0).collect().await;
+        assert_eq!(again.len(), 6, "an ended answer replays whole");
+    }
+}
