@@ -53,7 +53,14 @@ pub async fn find_session(state: &AppState, raw_id: &str) -> Option<Arc<Session>
         _ => state.shared.browser_version(raw_id).await,
     };
     if let Some(session) = cached {
-        if version.is_none_or(|version| version <= session.version()) {
+        // With other instances, a copy that holds an answer still being written elsewhere
+        // is read again until it ends (or their reaper marks it interrupted).
+        let elsewhere = version.is_some()
+            && session
+                .conversation()
+                .iter()
+                .any(|exchange| exchange.state == crate::model::ExchangeState::Answering);
+        if !elsewhere && version.is_none_or(|version| version <= session.version()) {
             return Some(session);
         }
     }

@@ -1,0 +1,421 @@
+//! Two `cited serve` processes on different ports share PostgreSQL and Redis, as two
+//! instances behind a load balancer would. One browser (one cookie jar) moves between
+//! them: an answer asked on A is followed from B to the same text and stopped from B; a
+//! search made on A is a cache hit on B; the ask rate limit counts both; and after `kill -9`
+//! of A mid-answer, B shows the exchange interrupted.
+//!
+//! Needs the PostgreSQL (`CITED_TEST_DATABASE_URL`) and Redis (`CITED_TEST_REDIS_URL`) these
+//! machines run; under `CI=true` their absence fails the test, elsewhere it is skipped.
+#![cfg(feature = "ssr")]
+#![allow(clippy::unwrap_used, reason = "a test")]
+#![allow(clippy::print_stderr, reason = "the test reports what it measured")]
+
+use std::net::TcpListener as StdListener;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::extract::{Query, State};
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use axum::Router;
+use cited::model::{AnswerEvent, Exchange, ExchangeState, LineDecoder};
+use futures_util::StreamExt;
+
+/// An OpenAI-compatible model whose reply depends on the question: "endless" never ends
+/// (a word every 20 ms), "short" is three words, anything else 60 words over about a second.
+async fn scripted_model() -> String {
+    async fn complete(body: String) -> impl IntoResponse {
+        let request: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+        let asked = request["messages"]
+            .as_array()
+            .and_then(|messages| messages.last())
+            .map(|message| message["content"].to_string())
+            .unwrap_or_default();
+        let words: Option<u64> = if asked.contains("endless") {
+            None
+        } else if asked.contains("short") {
+            Some(3)
+        } else {
+            Some(60)
+        };
+        let chunks = futures_util::stream::unfold(0u64, move |n| async move {
+            tokio::time::sleep(Duration::from_millis(15)).await;
+            let chunk = match words {
+                Some(total) if n == total => {
+                    "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n".to_string()
+                }
+                Some(total) if n > total => return None,
+                _ => format!(
+                    "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"w{n} \"}}}}]}}\n\n"
+                ),
+            };
+            Some((Ok::<_, std::io::Error>(chunk), n + 1))
+        });
+        (
+            [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
+            axum::body::Body::from_stream(chunks),
+        )
+    }
+    let app = Router::new().route("/v1/chat/completions", post(complete));
+    serve(app).await
+}
+
+/// A SearXNG in its JSON shape that counts the searches it answers.
+async fn counting_searxng(searches: Arc<AtomicUsize>) -> String {
+    async fn search(
+        State(searches): State<Arc<AtomicUsize>>,
+        Query(query): Query<std::collections::HashMap<String, String>>,
+    ) -> impl IntoResponse {
+        let q = query.get("q").cloned().unwrap_or_default();
+        searches.fetch_add(1, Ordering::SeqCst);
+        axum::Json(serde_json::json!({
+            "query": q,
+            "number_of_results": 2,
+            "results": [
+                {"url": "https://example.org/one", "title": "One", "content": "The first result.",
+                 "engine": "duckduckgo", "engines": ["duckduckgo"], "score": 1.0, "category": "general"},
+                {"url": "https://example.org/two", "title": "Two", "content": "The second result.",
+                 "engine": "duckduckgo", "engines": ["duckduckgo"], "score": 0.5, "category": "general"}
+            ],
+            "answers": [], "corrections": [], "infoboxes": [], "suggestions": [],
+            "unresponsive_engines": []
+        }))
+    }
+    let app = Router::new()
+        .route("/search", get(search))
+        .route("/healthz", get(|| async { "OK" }))
+        .with_state(searches);
+    serve(app).await
+}
+
+async fn serve(app: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{addr}")
+}
+
+fn free_port() -> u16 {
+    StdListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Services {
+    database: String,
+    redis: String,
+}
+
+/// The test PostgreSQL and Redis, or `None` (said) when they are not running outside CI.
+async fn services() -> Option<Services> {
+    let database = std::env::var("CITED_TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string());
+    // A database of its own, emptied first: rate limits and caches of earlier runs are gone.
+    let redis = std::env::var("CITED_TEST_REDIS_URL")
+        .unwrap_or_else(|_| "redis://127.0.0.1:6379/9".to_string());
+    let store = cited::ssr::store::Store::open(&database).unwrap();
+    let flushed = async {
+        let client = redis::Client::open(redis.as_str())?;
+        let mut connection = client.get_multiplexed_async_connection().await?;
+        redis::cmd("FLUSHDB").query_async::<()>(&mut connection).await
+    };
+    let reachable = match (store.ready().await, flushed.await) {
+        (Ok(()), Ok(())) => Ok(()),
+        (Err(error), _) => Err(format!("PostgreSQL at {database}: {error}")),
+        (_, Err(error)) => Err(format!("Redis at {redis}: {error}")),
+    };
+    match reachable {
+        Ok(()) => Some(Services { database, redis }),
+        Err(error) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("required under CI: {error}")
+        }
+        Err(error) => {
+            eprintln!("skipped, not reachable: {error}");
+            None
+        }
+    }
+}
+
+/// Starts an instance and waits until it answers `/healthz`.
+async fn start(port: u16, services: &Services, model: &str, searxng: &str) -> Child {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cited"))
+        .arg("serve")
+        .env("CITED_ADDR", format!("127.0.0.1:{port}"))
+        .env("CITED_DATABASE_URL", &services.database)
+        .env("CITED_REDIS_URL", &services.redis)
+        .env("CITED_LLM_BASE_URL", format!("{model}/v1"))
+        .env("CITED_LLM_MODEL", "scripted")
+        .env("CITED_SEARXNG_URL", searxng)
+        .env("CITED_SOURCES", "web")
+        .env("CITED_TITLES", "question")
+        .env("CITED_ALIGN_DEADLINE_SECS", "0")
+        .env("CITED_RATE_ASKS_PER_MIN", "4")
+        .env("CITED_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let health = format!("http://127.0.0.1:{port}/healthz");
+    while Instant::now() < deadline {
+        if reqwest::get(&health)
+            .await
+            .is_ok_and(|r| r.status().is_success())
+        {
+            return child;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("cited did not start on port {port}");
+}
+
+fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .cookie_store(true)
+        .build()
+        .unwrap()
+}
+
+/// An answer's events as they arrive.
+struct Events {
+    body: futures_util::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+    decoder: LineDecoder,
+    pending: std::collections::VecDeque<AnswerEvent>,
+}
+
+impl Events {
+    fn of(response: reqwest::Response) -> Events {
+        assert!(response.status().is_success(), "{}", response.status());
+        Events {
+            body: response.bytes_stream().boxed(),
+            decoder: LineDecoder::default(),
+            pending: Default::default(),
+        }
+    }
+
+    async fn next(&mut self) -> Option<AnswerEvent> {
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                return Some(event);
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(30), self.body.next())
+                .await
+                .expect("an event within 30 s")?
+                .unwrap();
+            self.pending.extend(self.decoder.push(&chunk));
+        }
+    }
+
+    /// Reads until `n` tokens came.
+    async fn tokens(&mut self, n: usize) -> Vec<AnswerEvent> {
+        let mut seen = Vec::new();
+        while seen
+            .iter()
+            .filter(|e| matches!(e, AnswerEvent::Token { .. }))
+            .count()
+            < n
+        {
+            seen.push(self.next().await.expect("more tokens"));
+        }
+        seen
+    }
+
+    async fn rest(&mut self) -> Vec<AnswerEvent> {
+        let mut seen = Vec::new();
+        while let Some(event) = self.next().await {
+            seen.push(event);
+        }
+        seen
+    }
+}
+
+/// The answer text a run of events leaves on screen.
+fn text(events: &[AnswerEvent]) -> String {
+    let mut text = String::new();
+    for event in events {
+        match event {
+            AnswerEvent::Token { text: piece } => text.push_str(piece),
+            AnswerEvent::Rewrite { answer } => text.clone_from(answer),
+            _ => {}
+        }
+    }
+    text
+}
+
+async fn ask(browser: &reqwest::Client, port: u16, question: &str) -> reqwest::Response {
+    browser
+        .post(format!("http://127.0.0.1:{port}/api/ask"))
+        .form(&[("question", question)])
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn conversation(browser: &reqwest::Client, port: u16) -> Vec<Exchange> {
+    browser
+        .post(format!("http://127.0.0.1:{port}/api/conversation"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn two_instances_share_answers_stops_searches_limits_and_crashes() {
+    cited::ssr::net::install_crypto_provider();
+    let Some(services) = services().await else {
+        return;
+    };
+    let model = scripted_model().await;
+    let searches = Arc::new(AtomicUsize::new(0));
+    let searxng = counting_searxng(Arc::clone(&searches)).await;
+    let (a, b) = (free_port(), free_port());
+    let mut instance_a = start(a, &services, &model, &searxng).await;
+    let mut instance_b = start(b, &services, &model, &searxng).await;
+
+    // Asked on A, followed from B mid-stream: the same text, to the end. (The cookie jar
+    // ignores ports, so the same browser reaches both.)
+    let follower = browser();
+    let mut on_a = Events::of(ask(&follower, a, "what do two instances share?").await);
+    let mut seen_on_a = on_a.tokens(5).await;
+    let followed = follower
+        .post(format!("http://127.0.0.1:{b}/api/follow"))
+        .form(&[("from", "0")])
+        .send()
+        .await
+        .unwrap();
+    let on_b = Events::of(followed).rest().await;
+    seen_on_a.extend(on_a.rest().await);
+    assert!(
+        matches!(on_b.first(), Some(AnswerEvent::Started { question, .. }) if question == "what do two instances share?"),
+        "{:?}",
+        on_b.first()
+    );
+    assert!(on_b.iter().any(|e| matches!(e, AnswerEvent::Done { stopped: false, .. })));
+    assert_eq!(text(&on_b), text(&seen_on_a));
+    assert!(text(&on_b).starts_with("w0 w1 w2"), "{}", text(&on_b));
+    // Replayed from an index: only what came after it.
+    let replayed = follower
+        .post(format!("http://127.0.0.1:{b}/api/follow"))
+        .form(&[("from", "1")])
+        .send()
+        .await
+        .unwrap();
+    let replayed = Events::of(replayed).rest().await;
+    assert_eq!(replayed.as_slice(), &on_b[1..]);
+    // B reads the finished exchange from the shared database.
+    let stored = conversation(&follower, b).await;
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!(stored[0].answer, text(&on_b));
+    assert_eq!(stored[0].state, ExchangeState::Done);
+
+    // Asked on A, stopped from B.
+    let stopper = browser();
+    let mut on_a = Events::of(ask(&stopper, a, "an endless answer, please").await);
+    on_a.tokens(3).await;
+    // B says busy: the browser's answer runs on A.
+    let busy = ask(&stopper, b, "a second question meanwhile").await;
+    assert_eq!(busy.status(), reqwest::StatusCode::CONFLICT);
+    let asked_to_stop = Instant::now();
+    let stopped: bool = stopper
+        .post(format!("http://127.0.0.1:{b}/api/stop"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(stopped);
+    let rest = on_a.rest().await;
+    let took = asked_to_stop.elapsed();
+    assert!(
+        rest.iter()
+            .any(|e| matches!(e, AnswerEvent::Done { stopped: true, .. })),
+        "{rest:?}"
+    );
+    eprintln!("stopped from the other instance in {} ms", took.as_millis());
+
+    // A search made on A is a cache hit on B, for another browser.
+    let (first, second) = (browser(), browser());
+    let before = searches.load(Ordering::SeqCst);
+    let on_a = Events::of(ask(&first, a, "which results are cached?").await)
+        .rest()
+        .await;
+    assert_eq!(searches.load(Ordering::SeqCst), before + 1);
+    let on_b = Events::of(ask(&second, b, "which results are cached?").await)
+        .rest()
+        .await;
+    assert_eq!(
+        searches.load(Ordering::SeqCst),
+        before + 1,
+        "B answered from the shared cache"
+    );
+    let sources = |events: &[AnswerEvent]| {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                AnswerEvent::Sources { sources } => {
+                    Some(sources.iter().map(|s| s.url.clone()).collect::<Vec<_>>())
+                }
+                _ => None,
+            })
+            .next_back()
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        sources(&on_b),
+        vec!["https://example.org/one", "https://example.org/two"]
+    );
+    assert_eq!(sources(&on_a), sources(&on_b));
+
+    // 4 questions a minute (burst 4) for one browser, counted across both instances.
+    let asker = browser();
+    for port in [a, b, a, b] {
+        let response = ask(&asker, port, "a short one").await;
+        assert!(response.status().is_success(), "{}", response.status());
+        Events::of(response).rest().await;
+    }
+    let refused = ask(&asker, a, "a short one").await;
+    assert_eq!(refused.status(), reqwest::StatusCode::TOO_MANY_REQUESTS);
+    assert!(refused.headers().contains_key("retry-after"));
+
+    // `kill -9` of A mid-answer: B soon shows the exchange interrupted.
+    let victim = browser();
+    let mut on_a = Events::of(ask(&victim, a, "endless, until the crash").await);
+    on_a.tokens(3).await;
+    // B reads it while A still writes it: the question is there, being answered.
+    let during = conversation(&victim, b).await;
+    assert_eq!(during.len(), 1, "{during:?}");
+    assert_eq!(during[0].state, ExchangeState::Answering);
+    instance_a.kill().unwrap();
+    instance_a.wait().unwrap();
+    let killed = Instant::now();
+    let mut last = Vec::new();
+    while killed.elapsed() < Duration::from_secs(60) {
+        last = conversation(&victim, b).await;
+        if last
+            .first()
+            .is_some_and(|e| e.state == ExchangeState::Interrupted)
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    eprintln!(
+        "B showed the answer interrupted {} s after A was killed",
+        killed.elapsed().as_secs()
+    );
+    let _ = instance_b.kill();
+    let _ = instance_b.wait();
+    assert_eq!(last.len(), 1, "{last:?}");
+    assert_eq!(last[0].question, "endless, until the crash");
+    assert_eq!(last[0].state, ExchangeState::Interrupted);
+}
