@@ -15,6 +15,7 @@ pub mod knowledge;
 pub mod limits;
 pub mod llm;
 pub mod messages;
+pub mod metrics;
 pub mod net;
 pub mod passwords;
 pub mod pipeline;

@@ -123,7 +123,11 @@ pub async fn ask(
         crate::ssr::answer::run(state, session, input, cancel, sender).await;
     });
     use futures_util::StreamExt;
+    let open = crate::ssr::metrics::OpenStream::new();
     Ok(ByteStream::new(
-        follow.map(|event| Ok::<_, AppError>(event.to_line())),
+        follow.map(move |event| {
+            let _open = &open;
+            Ok::<_, AppError>(event.to_line())
+        }),
     ))
 }

@@ -23,7 +23,11 @@ pub async fn follow_answer(from: Option<u32>) -> Result<ByteStream<AppError>, Ap
         .follow(&session.id.to_string(), from)
         .await
         .unwrap_or_else(|| Box::pin(futures_util::stream::empty()));
+    let open = crate::ssr::metrics::OpenStream::new();
     Ok(ByteStream::new(
-        events.map(|event| Ok::<_, AppError>(event.to_line())),
+        events.map(move |event| {
+            let _open = &open;
+            Ok::<_, AppError>(event.to_line())
+        }),
     ))
 }

@@ -103,18 +103,26 @@ pub async fn cached_search(
     options: &SearchOptions,
 ) -> (Result<SearchResults, SearchError>, CacheUse) {
     let key = CacheKey::new(query, options).from_source(provider.kind());
+    let searches = &crate::ssr::metrics::metrics().searches;
     if let Some(results) = session.with_search_cache(|cache| cache.get(&key)) {
         tracing::debug!(session = ?session.id, query, n_results = results.sources.len(), "search cache hit");
+        searches.with_label_values(&["hit"]).inc();
         return (Ok(results), CacheUse::Hit);
     }
     let shared_key = format!("{}:{key:?}", env!("CARGO_PKG_VERSION"));
     if let Some(results) = shared.cached_search(&shared_key).await {
         tracing::debug!(session = ?session.id, query, "shared search cache hit");
         session.with_search_cache(|cache| cache.put(key, results.clone()));
+        searches.with_label_values(&["hit"]).inc();
         return (Ok(results), CacheUse::Hit);
     }
     tracing::debug!(session = ?session.id, query, "search cache miss");
     let result = provider.search(query, options).await;
+    let outcome = match &result {
+        Ok(_) => "ok",
+        Err(error) => error.kind(),
+    };
+    searches.with_label_values(&[outcome]).inc();
     if let Ok(results) = &result {
         if !results.partial {
             session.with_search_cache(|cache| cache.put(key, results.clone()));
@@ -419,6 +427,9 @@ pub struct Turn {
     capped: bool,
     /// Tells other instances the stored exchange is still being written.
     _alive: Option<crate::ssr::shared::Alive>,
+    /// When the question came, and whether its first word went out (for metrics).
+    began: Instant,
+    first_word: bool,
 }
 
 impl Turn {
@@ -457,6 +468,8 @@ impl Turn {
             meter: Arc::new(Meter::default()),
             capped: false,
             _alive: None,
+            began: Instant::now(),
+            first_word: false,
         };
         // Sent even when a stop already landed, so every answer the browser sees starts;
         // nobody listening is noticed by the first step that checks.
@@ -694,6 +707,13 @@ impl Turn {
         } else {
             text
         };
+        if !self.first_word && !text.trim().is_empty() {
+            self.first_word = true;
+            crate::ssr::metrics::metrics()
+                .first_token_seconds
+                .with_label_values(&[self.input.mode.as_str()])
+                .observe(self.began.elapsed().as_secs_f64());
+        }
         self.exchange.answer.push_str(&text);
         self.send(AnswerEvent::Token { text }).await
     }
@@ -1037,7 +1057,33 @@ impl Turn {
         self.session
             .push_exchange(self.generation, exchange.clone());
         self.browser_changed().await;
+        self.count(&exchange);
         exchange
+    }
+
+    /// Records the ended answer in the metrics.
+    fn count(&self, exchange: &Exchange) {
+        let metrics = crate::ssr::metrics::metrics();
+        let mode = self.input.mode.as_str();
+        let outcome = match exchange.state {
+            ExchangeState::Stopped => "stopped",
+            ExchangeState::Failed => "failed",
+            _ => "done",
+        };
+        metrics.answers.with_label_values(&[mode, outcome]).inc();
+        metrics
+            .answer_seconds
+            .with_label_values(&[mode])
+            .observe(self.began.elapsed().as_secs_f64());
+        if let Some(usage) = &exchange.usage {
+            let tokens = &metrics.model_tokens;
+            tokens
+                .with_label_values(&["prompt"])
+                .inc_by(usage.prompt_tokens);
+            tokens
+                .with_label_values(&["completion"])
+                .inc_by(usage.completion_tokens);
+        }
     }
 
     /// Tells other instances this browser's stored state changed (with `CITED_REDIS_URL`).

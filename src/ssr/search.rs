@@ -106,6 +106,25 @@ pub enum SearchError {
     },
 }
 
+impl SearchError {
+    /// A short name of the failure, for metrics.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            SearchError::Timeout { .. } => "timeout",
+            SearchError::Unreachable { .. } => "unreachable",
+            SearchError::JsonDisabled { .. } => "json_disabled",
+            SearchError::RateLimited { .. } => "rate_limited",
+            SearchError::Redirect { .. } => "redirect",
+            SearchError::BadRequest { .. } => "bad_request",
+            SearchError::Status { .. } => "status",
+            SearchError::NotJson { .. } => "not_json",
+            SearchError::Malformed { .. } => "malformed",
+            SearchError::EnginesFailed { .. } => "engines_failed",
+            SearchError::Transport { .. } => "transport",
+        }
+    }
+}
+
 fn engine_names(engines: &[(String, String)]) -> String {
     engines
         .iter()

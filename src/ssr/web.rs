@@ -135,21 +135,101 @@ async fn healthz() -> &'static str {
     "ok"
 }
 
-/// Ready for traffic: the database answers and the server is not shutting down (503
-/// otherwise, so a load balancer sends requests elsewhere).
+/// Ready to serve: not shutting down, and the database, Redis (when configured), SearXNG
+/// (when answers search the web) and the model (when one is configured) all answer. 503
+/// otherwise; either way one line per dependency says which is failing and why. The
+/// SearXNG and model checks are cached for 30 s, so probes never load them.
 async fn readyz(
     axum::extract::State(state): axum::extract::State<AppState>,
-) -> (StatusCode, &'static str) {
+) -> (StatusCode, String) {
     if state.shutdown.is_cancelled() {
-        return (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n");
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting down\n".to_string(),
+        );
     }
-    match state.store.ready().await {
-        Ok(()) => (StatusCode::OK, "ready\n"),
-        Err(error) => {
-            tracing::warn!(%error, "not ready: the database does not answer");
-            (StatusCode::SERVICE_UNAVAILABLE, "database unavailable\n")
+    let database = async {
+        state.store.ready().await.map_err(|error| error.to_string())?;
+        Ok::<_, String>("ok".to_string())
+    };
+    let redis = async {
+        if !state.shared.is_shared() {
+            return Ok("not used (one process)".to_string());
+        }
+        state.shared.ping().await.map(|()| "ok".to_string())
+    };
+    let searxng = async {
+        if state.config.sources == crate::model::Sources::Knowledge {
+            return Ok("not used (CITED_SOURCES=knowledge)".to_string());
+        }
+        state
+            .search_health
+            .status(Duration::from_secs(30))
+            .await
+            .map(|_| "ok".to_string())
+            .map_err(|error| error.to_string())
+    };
+    let model = async {
+        match &state.config.llm {
+            None => Ok("not used (offline answerer)".to_string()),
+            Some(llm) => model_ready(llm).await.map(|()| "ok".to_string()),
+        }
+    };
+    let (database, redis, searxng, model) = tokio::join!(database, redis, searxng, model);
+    let mut ready = true;
+    let mut body = String::new();
+    for (name, result) in [
+        ("database", database),
+        ("redis", redis),
+        ("searxng", searxng),
+        ("model", model),
+    ] {
+        match result {
+            Ok(text) => body.push_str(&format!("{name}: {text}\n")),
+            Err(error) => {
+                ready = false;
+                tracing::warn!(dependency = name, %error, "not ready");
+                body.push_str(&format!("{name}: failing: {error}\n"));
+            }
         }
     }
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, body)
+}
+
+/// Whether the model endpoint answers its model list (`cited doctor`'s check), remembered
+/// for 30 s per endpoint.
+async fn model_ready(llm: &crate::ssr::config::LlmConfig) -> Result<(), String> {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    use std::time::Instant;
+    type Checked = Mutex<HashMap<String, (Instant, Result<(), String>)>>;
+    static CHECKED: std::sync::OnceLock<Checked> = std::sync::OnceLock::new();
+    let checked = CHECKED.get_or_init(Checked::default);
+    let key = llm.base_url.to_string();
+    let remembered = checked
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(&key)
+        .filter(|(at, _)| at.elapsed() < Duration::from_secs(30))
+        .map(|(_, result)| result.clone());
+    if let Some(result) = remembered {
+        return result;
+    }
+    let finding = crate::ssr::doctor::check_model(llm).await;
+    let result = match finding.verdict {
+        crate::ssr::doctor::Verdict::Problem => Err(finding.text),
+        _ => Ok(()),
+    };
+    checked
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(key, (Instant::now(), result.clone()));
+    result
 }
 
 /// Load in Prometheus's text format: answers running and queued, sessions in memory, free
@@ -205,6 +285,7 @@ async fn metrics(
             "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}\n"
         ));
     }
+    body.push_str(&crate::ssr::metrics::metrics().text());
     body.push_str(&format!(
         "# HELP cited_build_info The running version.\n# TYPE cited_build_info gauge\ncited_build_info{{version=\"{}\"}} 1\n",
         env!("CARGO_PKG_VERSION")

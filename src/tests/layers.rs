@@ -13,6 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["i18n"],
     &[
         "ssr::net",
+        "ssr::metrics",
         "ssr::tolerant",
         "ssr::blocking",
         "ssr::passwords",
