@@ -149,10 +149,15 @@ enum Switch {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let (config, warnings) = Config::from_env();
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::new(&config.log))
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    if config.log_json {
+        // One JSON object per line, with the request span's fields (its id among them).
+        logs.json().with_current_span(true).with_span_list(false).init();
+    } else {
+        logs.init();
+    }
     for warning in &warnings {
         tracing::warn!("{warning}");
     }

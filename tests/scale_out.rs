@@ -375,6 +375,33 @@ async fn two_instances_share_answers_stops_searches_limits_and_crashes() {
         vec!["https://example.org/one", "https://example.org/two"]
     );
     assert_eq!(sources(&on_a), sources(&on_b));
+    let scrape = |port: u16| async move {
+        reqwest::get(format!("http://127.0.0.1:{port}/metrics"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    };
+    let (metrics_a, metrics_b) = (scrape(a).await, scrape(b).await);
+    // A searched SearXNG for each of its three questions; B only hit the shared cache.
+    assert!(
+        metrics_a.contains("cited_searches_total{outcome=\"ok\"} 3\n"),
+        "{metrics_a}"
+    );
+    assert!(
+        metrics_b.contains("cited_searches_total{outcome=\"hit\"} 1\n"),
+        "{metrics_b}"
+    );
+    assert!(
+        !metrics_b.contains("cited_searches_total{outcome=\"ok\"}"),
+        "{metrics_b}"
+    );
+    assert!(metrics_a.contains("cited_answers_total{mode=\"chat\",outcome=\"stopped\"} 1\n"));
+    assert!(metrics_b.contains("cited_first_token_seconds_count{mode=\"chat\"} 1\n"));
+    let ready = reqwest::get(format!("http://127.0.0.1:{b}/readyz")).await.unwrap();
+    let body = ready.text().await.unwrap();
+    assert!(body.contains("redis: ok\n"), "{body}");
 
     // 4 questions a minute (burst 4) for one browser, counted across both instances.
     let asker = browser();
@@ -418,4 +445,58 @@ async fn two_instances_share_answers_stops_searches_limits_and_crashes() {
     assert_eq!(last.len(), 1, "{last:?}");
     assert_eq!(last[0].question, "endless, until the crash");
     assert_eq!(last[0].state, ExchangeState::Interrupted);
+}
+
+/// `CITED_LOG_FORMAT=json`: one JSON object per log line, each request's carrying the id
+/// its response names in `X-Request-Id`; `/readyz` says which dependency fails.
+#[tokio::test]
+async fn json_logs_carry_the_request_id_and_readiness_names_what_fails() {
+    cited::ssr::net::install_crypto_provider();
+    let port = free_port();
+    let dead = free_port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cited"))
+        .arg("serve")
+        .env("CITED_ADDR", format!("127.0.0.1:{port}"))
+        .env("CITED_DATABASE_URL", "sqlite::memory:")
+        .env("CITED_REDIS_URL", format!("redis://127.0.0.1:{dead}"))
+        .env("CITED_SEARXNG_URL", format!("http://127.0.0.1:{dead}"))
+        .env("CITED_LOG_FORMAT", "json")
+        .env("CITED_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let ready = loop {
+        if let Ok(response) = reqwest::get(format!("http://127.0.0.1:{port}/readyz")).await {
+            break response;
+        }
+        assert!(Instant::now() < deadline, "cited did not start");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let id = ready.headers()["x-request-id"].to_str().unwrap().to_string();
+    assert_eq!(id.len(), 16, "{id}");
+    assert_eq!(ready.status(), 503);
+    let body = ready.text().await.unwrap();
+    assert!(body.contains("database: ok\n"), "{body}");
+    assert!(body.contains("redis: failing: "), "{body}");
+    assert!(body.contains("searxng: failing: "), "{body}");
+    assert!(body.contains("model: not used (offline answerer)\n"), "{body}");
+    // The page still renders: a failing Redis degrades to this process's own state.
+    let page = reqwest::get(format!("http://127.0.0.1:{port}/")).await.unwrap();
+    assert_eq!(page.status(), 200);
+    child.kill().unwrap();
+    let output = child.wait_with_output().unwrap();
+    let logs = String::from_utf8(output.stderr).unwrap();
+    let lines: Vec<serde_json::Value> = logs
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|_| panic!("not JSON: {line}")))
+        .collect();
+    assert!(!lines.is_empty());
+    assert!(
+        lines
+            .iter()
+            .any(|line| line["span"]["id"] == id.as_str() && line["fields"]["dependency"] == "redis"),
+        "{logs}"
+    );
 }

@@ -249,6 +249,7 @@ impl Shared {
 
     async fn listen_for_stops(self: Arc<Shared>, shutdown: CancellationToken) {
         let Some(redis) = &self.redis else { return };
+        let mut pause = Duration::from_secs(1);
         while !shutdown.is_cancelled() {
             let subscribed = async {
                 let mut pubsub = redis.client.get_async_pubsub().await?;
@@ -257,6 +258,7 @@ impl Shared {
             };
             match subscribed.await {
                 Ok(pubsub) => {
+                    pause = Duration::from_secs(1);
                     let mut messages = pubsub.into_on_message();
                     loop {
                         let message = tokio::select! {
@@ -274,8 +276,9 @@ impl Shared {
             }
             tokio::select! {
                 () = shutdown.cancelled() => return,
-                () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                () = tokio::time::sleep(pause) => {}
             }
+            pause = (pause * 2).min(Duration::from_secs(30));
         }
     }
 

@@ -111,15 +111,45 @@ pub fn router(state: AppState) -> Router {
                     .get::<MatchedPath>()
                     .map(MatchedPath::as_str)
                     .unwrap_or("-");
+                let id = request
+                    .headers()
+                    .get("x-request-id")
+                    .and_then(|id| id.to_str().ok())
+                    .unwrap_or("-");
                 tracing::info_span!(
                     "request",
+                    id,
                     method = %request.method(),
                     path = %request.uri().path(),
                     route,
                 )
             }),
         )
+        // Every request gets an id (a proxy's `X-Request-Id` is kept), in its log span and
+        // its response.
+        .layer(tower_http::request_id::PropagateRequestIdLayer::x_request_id())
+        .layer(tower_http::request_id::SetRequestIdLayer::x_request_id(
+            MintRequestId,
+        ))
         .with_state(state)
+}
+
+/// Request ids: 64 random bits in hex.
+#[derive(Clone, Copy)]
+struct MintRequestId;
+
+impl tower_http::request_id::MakeRequestId for MintRequestId {
+    fn make_request_id<B>(
+        &mut self,
+        _request: &Request<B>,
+    ) -> Option<tower_http::request_id::RequestId> {
+        let mut bytes = [0u8; 8];
+        getrandom::fill(&mut bytes).ok()?;
+        let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        HeaderValue::from_str(&id)
+            .ok()
+            .map(tower_http::request_id::RequestId::new)
+    }
 }
 
 /// What every page render gets: the request's UI language, and the nonce the CSP header

@@ -937,7 +937,8 @@ async fn silent_connections_are_closed_too() {
 
 #[tokio::test]
 async fn readiness_and_metrics_answer_probes_without_sign_in() {
-    let server = TestServer::start(&[("CITED_AUTH", "accounts")]).await;
+    let server =
+        TestServer::start(&[("CITED_AUTH", "accounts"), ("CITED_SOURCES", "knowledge")]).await;
     let client = reqwest::Client::new();
     let ready = client
         .get(server.url("/readyz"))
@@ -946,7 +947,10 @@ async fn readiness_and_metrics_answer_probes_without_sign_in() {
         .await
         .unwrap();
     assert_eq!(ready.status(), 200);
-    assert_eq!(ready.text().await.unwrap(), "ready\n");
+    assert_eq!(
+        ready.text().await.unwrap(),
+        "database: ok\nredis: not used (one process)\nsearxng: not used (CITED_SOURCES=knowledge)\nmodel: not used (offline answerer)\n"
+    );
     let metrics = client.get(server.url("/metrics")).send().await.unwrap();
     assert_eq!(metrics.status(), 200);
     assert!(metrics.headers()["content-type"]
