@@ -23,7 +23,7 @@ WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ {getline; gsub(/"/, "", $$3); print $$3}' Cargo.lock)
 E2E_PORT ?= 3999
 
-.PHONY: deny deny-tool bench-load help run test bench-model bench-client wasm-weights llama llama-start site-tools tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
+.PHONY: deny deny-tool deploy-check bench-scale bench-load help run test bench-model bench-client wasm-weights llama llama-start site-tools tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
 	server-debug server-release e2e clean-site
 
 help:
@@ -141,8 +141,12 @@ server-release:
 run: site-release server-release
 	CITED_SITE_ROOT=$(SITE) $(CARGO_TARGET_DIR)/release/cited serve
 
-test: llama-start tools browser e2e-deps searxng-venv fmt-check deny clippy unit site-debug server-debug e2e
+test: llama-start tools browser e2e-deps searxng-venv fmt-check deny deploy-check clippy unit site-debug server-debug e2e
 	@echo "== make test: all green"
+
+# Docker cannot run here: check what can be checked of Dockerfile and compose.yaml.
+deploy-check: searxng-venv
+	$(SEARXNG_VENV)/bin/python scripts/check-deploy.py
 
 fmt-check:
 	cargo fmt --all -- --check
@@ -174,6 +178,10 @@ bench-client: site-release server-release e2e-deps browser searxng-venv
 # burst over the rate limits, memory before and after. Stops by itself.
 bench-load: server-release e2e-deps
 	cd end2end && CITED_BIN=$(CARGO_TARGET_DIR)/release/cited CITED_SITE_ROOT=$(CURDIR)/$(SITE) node bench-load.mjs
+
+# Answers per second and first-token p99: one instance vs two sharing PostgreSQL and Redis.
+bench-scale: server-release e2e-deps
+	cd end2end && CITED_BIN=$(CARGO_TARGET_DIR)/release/cited CITED_SITE_ROOT=$(CURDIR)/$(SITE) node bench-scale.mjs
 
 # Where the release wasm's bytes go, per crate (a copy built with its function names).
 wasm-weights: tools site-tools
