@@ -154,7 +154,10 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr);
     if config.log_json {
         // One JSON object per line, with the request span's fields (its id among them).
-        logs.json().with_current_span(true).with_span_list(false).init();
+        logs.json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .init();
     } else {
         logs.init();
     }

@@ -121,7 +121,9 @@ async fn services() -> Option<Services> {
     let flushed = async {
         let client = redis::Client::open(redis.as_str())?;
         let mut connection = client.get_multiplexed_async_connection().await?;
-        redis::cmd("FLUSHDB").query_async::<()>(&mut connection).await
+        redis::cmd("FLUSHDB")
+            .query_async::<()>(&mut connection)
+            .await
     };
     let reachable = match (store.ready().await, flushed.await) {
         (Ok(()), Ok(())) => Ok(()),
@@ -288,7 +290,7 @@ async fn two_instances_share_answers_stops_searches_limits_and_crashes() {
     let mut seen_on_a = on_a.tokens(5).await;
     let followed = follower
         .post(format!("http://127.0.0.1:{b}/api/follow"))
-        .form(&[("from", "0")])
+        .form(&[("from", "0"), ("running", "true")])
         .send()
         .await
         .unwrap();
@@ -299,7 +301,9 @@ async fn two_instances_share_answers_stops_searches_limits_and_crashes() {
         "{:?}",
         on_b.first()
     );
-    assert!(on_b.iter().any(|e| matches!(e, AnswerEvent::Done { stopped: false, .. })));
+    assert!(on_b
+        .iter()
+        .any(|e| matches!(e, AnswerEvent::Done { stopped: false, .. })));
     assert_eq!(text(&on_b), text(&seen_on_a));
     assert!(text(&on_b).starts_with("w0 w1 w2"), "{}", text(&on_b));
     // Replayed from an index: only what came after it.
@@ -399,7 +403,9 @@ async fn two_instances_share_answers_stops_searches_limits_and_crashes() {
     );
     assert!(metrics_a.contains("cited_answers_total{mode=\"chat\",outcome=\"stopped\"} 1\n"));
     assert!(metrics_b.contains("cited_first_token_seconds_count{mode=\"chat\"} 1\n"));
-    let ready = reqwest::get(format!("http://127.0.0.1:{b}/readyz")).await.unwrap();
+    let ready = reqwest::get(format!("http://127.0.0.1:{b}/readyz"))
+        .await
+        .unwrap();
     let body = ready.text().await.unwrap();
     assert!(body.contains("redis: ok\n"), "{body}");
 
@@ -474,16 +480,24 @@ async fn json_logs_carry_the_request_id_and_readiness_names_what_fails() {
         assert!(Instant::now() < deadline, "cited did not start");
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    let id = ready.headers()["x-request-id"].to_str().unwrap().to_string();
+    let id = ready.headers()["x-request-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
     assert_eq!(id.len(), 16, "{id}");
     assert_eq!(ready.status(), 503);
     let body = ready.text().await.unwrap();
     assert!(body.contains("database: ok\n"), "{body}");
     assert!(body.contains("redis: failing: "), "{body}");
     assert!(body.contains("searxng: failing: "), "{body}");
-    assert!(body.contains("model: not used (offline answerer)\n"), "{body}");
+    assert!(
+        body.contains("model: not used (offline answerer)\n"),
+        "{body}"
+    );
     // The page still renders: a failing Redis degrades to this process's own state.
-    let page = reqwest::get(format!("http://127.0.0.1:{port}/")).await.unwrap();
+    let page = reqwest::get(format!("http://127.0.0.1:{port}/"))
+        .await
+        .unwrap();
     assert_eq!(page.status(), 200);
     child.kill().unwrap();
     let output = child.wait_with_output().unwrap();
@@ -494,9 +508,9 @@ async fn json_logs_carry_the_request_id_and_readiness_names_what_fails() {
         .collect();
     assert!(!lines.is_empty());
     assert!(
-        lines
-            .iter()
-            .any(|line| line["span"]["id"] == id.as_str() && line["fields"]["dependency"] == "redis"),
+        lines.iter().any(
+            |line| line["span"]["id"] == id.as_str() && line["fields"]["dependency"] == "redis"
+        ),
         "{logs}"
     );
 }

@@ -44,3 +44,20 @@ test('copy puts the answer and its reference list on the clipboard as Markdown',
   expect(copied).toContain('**参考文献:**');
   expect(copied).toContain('1. [Tokio tutorial](https://docs.example.org/tokio/tutorial/) - `docs.example.org`');
 });
+
+test('a refreshed page catches up with the answer being written and follows it', async ({ page }) => {
+  await openHydrated(page);
+  await askQuestion(page, 'slow answer please');
+  await expect(page.locator('.answer').last()).toContainText('word3');
+  // The answer keeps running on the server while the page is gone.
+  await page.reload();
+  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+  const answer = page.locator('.answer').last();
+  // Replayed from its first word, then followed live.
+  await expect(answer).toContainText('word0 word1 word2 word3');
+  await expect(answer).toContainText('word14');
+  await expect(page.locator('.question').filter({ hasText: 'slow answer please' })).toHaveCount(1);
+  await page.getByRole('button', { name: '停止' }).click();
+  await expect(answer.getByText('已停止')).toBeVisible();
+  await expect(page.getByRole('button', { name: '发送' })).toBeVisible();
+});

@@ -11,7 +11,8 @@ use crate::components::conversation::{Chat, LiveExchange};
 use crate::components::use_texts;
 use crate::i18n::{progress_line, status_line, Texts};
 use crate::model::{AnswerEvent, Exchange, Level, LineDecoder, Notice, Settings, Status};
-use crate::server_fns::{ask, stop_answer};
+use crate::model::ExchangeState;
+use crate::server_fns::{ask, follow_answer, stop_answer};
 
 #[component]
 pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
@@ -71,6 +72,53 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
             chat.answering.set(false);
         });
     };
+
+    // A page opened while this browser's answer is still being written (a refresh, a
+    // second tab, another instance behind the load balancer) catches up with it from its
+    // first event and follows it to the end.
+    Effect::new(move |_| {
+        spawn_local(async move {
+            let Ok(stream) = follow_answer(Some(0), Some(true)).await else {
+                return;
+            };
+            let mut decoder = LineDecoder::default();
+            let mut stream = stream.into_inner();
+            let mut exchange = None;
+            while let Some(Ok(bytes)) = stream.next().await {
+                for event in decoder.push(&bytes) {
+                    if let AnswerEvent::Started { question, .. } = &event {
+                        // The stored question, still being answered, gives way to the live one.
+                        let stored = chat.exchanges.with_untracked(|exchanges| {
+                            exchanges
+                                .iter()
+                                .rev()
+                                .map(|(_, live)| *live)
+                                .find(|live| {
+                                    live.head.with_untracked(|e| {
+                                        e.state == ExchangeState::Answering
+                                            && e.question == *question
+                                    })
+                                })
+                        });
+                        if let Some(stored) = stored {
+                            chat.remove(stored);
+                        }
+                        exchange = Some(chat.push(Exchange {
+                            question: question.clone(),
+                            mode: settings.get_untracked().mode,
+                            ..Exchange::default()
+                        }));
+                        chat.answering.set(true);
+                    }
+                    apply(chat, exchange, event, t);
+                }
+            }
+            if let Some(exchange) = exchange {
+                exchange.head.update(|e| e.done = true);
+                chat.answering.set(false);
+            }
+        });
+    });
 
     let send = move || {
         if chat.answering.get_untracked() {

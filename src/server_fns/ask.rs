@@ -124,10 +124,8 @@ pub async fn ask(
     });
     use futures_util::StreamExt;
     let open = crate::ssr::metrics::OpenStream::new();
-    Ok(ByteStream::new(
-        follow.map(move |event| {
-            let _open = &open;
-            Ok::<_, AppError>(event.to_line())
-        }),
-    ))
+    Ok(ByteStream::new(follow.map(move |event| {
+        let _open = &open;
+        Ok::<_, AppError>(event.to_line())
+    })))
 }

@@ -6,9 +6,13 @@ use crate::error::AppError;
 /// Follows the browser's latest answer from its event `from` on (0: from the start): what
 /// a refreshed page, a second tab or a browser on another instance calls to catch up with
 /// an answer being written, then to receive the rest as it comes, framed like `ask`'s. The
-/// stream is empty when the browser has no answer to follow.
+/// stream is empty when the browser has no answer to follow (`running`: no answer still
+/// being written).
 #[server(prefix = "/api", endpoint = "follow", output = Streaming)]
-pub async fn follow_answer(from: Option<u32>) -> Result<ByteStream<AppError>, AppError> {
+pub async fn follow_answer(
+    from: Option<u32>,
+    running: Option<bool>,
+) -> Result<ByteStream<AppError>, AppError> {
     use futures_util::StreamExt;
 
     let state = crate::ssr::request::state()?;
@@ -20,14 +24,12 @@ pub async fn follow_answer(from: Option<u32>) -> Result<ByteStream<AppError>, Ap
     let from = usize::try_from(from.unwrap_or(0)).unwrap_or(usize::MAX);
     let events = state
         .shared
-        .follow(&session.id.to_string(), from)
+        .follow(&session.id.to_string(), from, running.unwrap_or(false))
         .await
         .unwrap_or_else(|| Box::pin(futures_util::stream::empty()));
     let open = crate::ssr::metrics::OpenStream::new();
-    Ok(ByteStream::new(
-        events.map(move |event| {
-            let _open = &open;
-            Ok::<_, AppError>(event.to_line())
-        }),
-    ))
+    Ok(ByteStream::new(events.map(move |event| {
+        let _open = &open;
+        Ok::<_, AppError>(event.to_line())
+    })))
 }

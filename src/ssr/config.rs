@@ -500,12 +500,12 @@ impl Config {
             },
         );
         let search_cache = reader.seconds("CITED_SEARCH_CACHE_SECS", 0, 86_400, 600);
-        let log_json = reader.parse("CITED_LOG_FORMAT", "text or json", "text", |raw| {
-            match raw.trim() {
-                "text" => Some(false),
-                "json" => Some(true),
-                _ => None,
-            }
+        let log_json = reader.parse("CITED_LOG_FORMAT", "text or json", "text", |raw| match raw
+            .trim()
+        {
+            "text" => Some(false),
+            "json" => Some(true),
+            _ => None,
         });
         let titles = reader.parse(
             "CITED_TITLES",

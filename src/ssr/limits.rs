@@ -223,7 +223,11 @@ impl Limits {
             model_calls: Arc::new(Semaphore::new(capacity.model_calls)),
             page_reads: Arc::new(Semaphore::new(capacity.page_reads)),
             asks: Rate::per_minute("asks", capacity.asks_per_minute, 5),
-            asks_per_address: Rate::per_minute("asks-per-address", capacity.asks_per_minute.saturating_mul(10), 50),
+            asks_per_address: Rate::per_minute(
+                "asks-per-address",
+                capacity.asks_per_minute.saturating_mul(10),
+                50,
+            ),
             requests: Rate::per_minute("requests", capacity.requests_per_minute, 20),
             sign_ins: Rate::per_minute("sign-ins", 10, 10),
             sign_ins_per_name: Rate::per_minute("sign-ins-per-name", 10, 10),

@@ -34,8 +34,8 @@ use crate::ssr::messages;
 use crate::ssr::prompts;
 use crate::ssr::search::cache::CacheKey;
 use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
-use crate::ssr::shared::Shared;
 use crate::ssr::session::{Session, SessionId};
+use crate::ssr::shared::Shared;
 use crate::ssr::state::AppState;
 
 mod checking;
@@ -818,7 +818,7 @@ impl Turn {
             query,
             options,
         ))
-            .await
+        .await
     }
 
     /// Numbers search rounds in the session registry, in order; logs each allocation and

@@ -135,7 +135,12 @@ impl Live {
     /// The events from `from` on, then each as it comes, until the answer ends.
     pub fn follow(self: &Arc<Live>, from: usize) -> Events {
         let seen = self.changed.subscribe();
-        let state = (Arc::clone(self), seen, from, std::collections::VecDeque::new());
+        let state = (
+            Arc::clone(self),
+            seen,
+            from,
+            std::collections::VecDeque::new(),
+        );
         Box::pin(futures_util::stream::unfold(
             state,
             |(live, mut seen, mut next, mut pending)| async move {
@@ -433,24 +438,30 @@ impl Shared {
     }
 
     /// The browser's latest answer as events from index `from` on, following it live while
-    /// it runs, wherever it runs. `None` when it has none.
-    pub async fn follow(&self, session_id: &str, from: usize) -> Option<Events> {
+    /// it runs, wherever it runs. `None` when it has none (`running`: none still running).
+    pub async fn follow(&self, session_id: &str, from: usize, running: bool) -> Option<Events> {
         let browser = browser_key(session_id);
-        let here = lock(&self.latest).get(&browser).cloned();
+        let here = lock(&self.latest)
+            .get(&browser)
+            .filter(|live| !running || live.running())
+            .cloned();
         if self.redis.is_none() {
             return here.map(|live| live.follow(from));
         }
+        // A running answer holds the busy mark; the latest one may have ended.
+        let mark = if running { "busy" } else { "latest" };
         let key: Option<String> = self
             .run(
                 "latest",
-                redis::cmd("GET").arg(format!("cited:latest:{browser}")),
+                redis::cmd("GET").arg(format!("cited:{mark}:{browser}")),
             )
             .await
             .flatten();
         match (here, key) {
             (Some(live), Some(key)) if live.key == key => Some(live.follow(from)),
             (_, Some(key)) => self.follow_elsewhere(key, from).await,
-            (here, None) => here.map(|live| live.follow(from)),
+            (here, None) if !running => here.map(|live| live.follow(from)),
+            (_, None) => None,
         }
     }
 
@@ -556,7 +567,10 @@ impl Shared {
             return true;
         }
         let key: Option<String> = self
-            .run("busy", redis::cmd("GET").arg(format!("cited:busy:{browser}")))
+            .run(
+                "busy",
+                redis::cmd("GET").arg(format!("cited:busy:{browser}")),
+            )
             .await
             .flatten();
         let Some(key) = key else { return false };
@@ -774,7 +788,10 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            shared.begin("browser", CancellationToken::new()).await.err(),
+            shared
+                .begin("browser", CancellationToken::new())
+                .await
+                .err(),
             Some(Busy),
             "one answer at a time per browser"
         );

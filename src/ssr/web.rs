@@ -179,7 +179,11 @@ async fn readyz(
         );
     }
     let database = async {
-        state.store.ready().await.map_err(|error| error.to_string())?;
+        state
+            .store
+            .ready()
+            .await
+            .map_err(|error| error.to_string())?;
         Ok::<_, String>("ok".to_string())
     };
     let redis = async {

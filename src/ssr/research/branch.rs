@@ -74,9 +74,15 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
     // 1. Search, with the sub-question's profile; engines that find nothing fall back to
     //    the instance's defaults once.
     let options = profile(planned, &env.research);
-    let mut searched = cached_search(&env.session, &env.shared, env.search.as_ref(), &planned.query, &options)
-        .await
-        .0;
+    let mut searched = cached_search(
+        &env.session,
+        &env.shared,
+        env.search.as_ref(),
+        &planned.query,
+        &options,
+    )
+    .await
+    .0;
     if matches!(&searched, Ok(results) if results.sources.is_empty()) && !options.engines.is_empty()
     {
         let plain = SearchOptions {
@@ -84,9 +90,15 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
             ..options.clone()
         };
         tracing::debug!(query = planned.query, engines = ?options.engines, "research: profile engines found nothing; trying the defaults");
-        searched = cached_search(&env.session, &env.shared, env.search.as_ref(), &planned.query, &plain)
-            .await
-            .0;
+        searched = cached_search(
+            &env.session,
+            &env.shared,
+            env.search.as_ref(),
+            &planned.query,
+            &plain,
+        )
+        .await
+        .0;
     }
     let results = match searched {
         Ok(results) if results.sources.is_empty() => {
@@ -141,11 +153,15 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
             .filter(|entity| !entity.trim().is_empty() && entity.chars().count() <= 80)
             .take(2)
             .collect();
-        let lookups = futures_util::future::join_all(
-            entities
-                .iter()
-                .map(|entity| cached_search(&env.session, &env.shared, env.search.as_ref(), entity, &options)),
-        )
+        let lookups = futures_util::future::join_all(entities.iter().map(|entity| {
+            cached_search(
+                &env.session,
+                &env.shared,
+                env.search.as_ref(),
+                entity,
+                &options,
+            )
+        }))
         .await;
         let mut found: Vec<Source> = Vec::new();
         for (entity, (result, _)) in entities.iter().zip(lookups) {
