@@ -111,12 +111,14 @@ struct Services {
 }
 
 /// The test PostgreSQL and Redis, or `None` (said) when they are not running outside CI.
-async fn services() -> Option<Services> {
+/// Each test gets Redis database `db` of its own, emptied first: rate limits, caches and
+/// slots of earlier runs (and of the other tests) are not there.
+async fn services(db: u8) -> Option<Services> {
     let database = std::env::var("CITED_TEST_DATABASE_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string());
-    // A database of its own, emptied first: rate limits and caches of earlier runs are gone.
     let redis = std::env::var("CITED_TEST_REDIS_URL")
-        .unwrap_or_else(|_| "redis://127.0.0.1:6379/9".to_string());
+        .unwrap_or_else(|_| "redis://127.0.0.1:6379".to_string());
+    let redis = format!("{}/{db}", redis.trim_end_matches('/'));
     let store = cited::ssr::store::Store::open(&database).unwrap();
     let flushed = async {
         let client = redis::Client::open(redis.as_str())?;
@@ -143,7 +145,13 @@ async fn services() -> Option<Services> {
 }
 
 /// Starts an instance and waits until it answers `/healthz`.
-async fn start(port: u16, services: &Services, model: &str, searxng: &str) -> Child {
+async fn start(
+    port: u16,
+    services: &Services,
+    model: &str,
+    searxng: &str,
+    extra: &[(&str, &str)],
+) -> Child {
     let mut child = Command::new(env!("CARGO_BIN_EXE_cited"))
         .arg("serve")
         .env("CITED_ADDR", format!("127.0.0.1:{port}"))
@@ -157,6 +165,7 @@ async fn start(port: u16, services: &Services, model: &str, searxng: &str) -> Ch
         .env("CITED_ALIGN_DEADLINE_SECS", "0")
         .env("CITED_RATE_ASKS_PER_MIN", "4")
         .env("CITED_LOG", "warn")
+        .envs(extra.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()
@@ -273,15 +282,15 @@ async fn conversation(browser: &reqwest::Client, port: u16) -> Vec<Exchange> {
 #[tokio::test]
 async fn two_instances_share_answers_stops_searches_limits_and_crashes() {
     cited::ssr::net::install_crypto_provider();
-    let Some(services) = services().await else {
+    let Some(services) = services(9).await else {
         return;
     };
     let model = scripted_model().await;
     let searches = Arc::new(AtomicUsize::new(0));
     let searxng = counting_searxng(Arc::clone(&searches)).await;
     let (a, b) = (free_port(), free_port());
-    let mut instance_a = start(a, &services, &model, &searxng).await;
-    let mut instance_b = start(b, &services, &model, &searxng).await;
+    let mut instance_a = start(a, &services, &model, &searxng, &[]).await;
+    let mut instance_b = start(b, &services, &model, &searxng, &[]).await;
 
     // Asked on A, followed from B mid-stream: the same text, to the end. (The cookie jar
     // ignores ports, so the same browser reaches both.)
@@ -513,4 +522,51 @@ async fn json_logs_carry_the_request_id_and_readiness_names_what_fails() {
         ),
         "{logs}"
     );
+}
+
+/// With Redis, `CITED_MAX_MODEL_CALLS` counts both instances' calls: they share the model.
+/// One slot: B's answer waits while A's holds it, and goes on once A's is stopped.
+#[tokio::test]
+async fn model_calls_are_counted_across_instances() {
+    cited::ssr::net::install_crypto_provider();
+    let Some(services) = services(10).await else {
+        return;
+    };
+    let model = scripted_model().await;
+    let searxng = counting_searxng(Arc::new(AtomicUsize::new(0))).await;
+    let (a, b) = (free_port(), free_port());
+    let one = [("CITED_MAX_MODEL_CALLS", "1")];
+    let mut instance_a = start(a, &services, &model, &searxng, &one).await;
+    let mut instance_b = start(b, &services, &model, &searxng, &one).await;
+    let (first, second) = (browser(), browser());
+    let mut on_a = Events::of(ask(&first, a, "endless on A").await);
+    on_a.tokens(2).await;
+    let mut on_b = Events::of(ask(&second, b, "endless on B").await);
+    let early = tokio::time::timeout(Duration::from_millis(1500), on_b.tokens(1)).await;
+    assert!(early.is_err(), "B's model call waits for A's slot");
+    let stopped: bool = first
+        .post(format!("http://127.0.0.1:{a}/api/stop"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(stopped);
+    on_a.rest().await;
+    on_b.tokens(2).await;
+    let stopped: bool = second
+        .post(format!("http://127.0.0.1:{b}/api/stop"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(stopped);
+    on_b.rest().await;
+    for instance in [&mut instance_a, &mut instance_b] {
+        let _ = instance.kill();
+        let _ = instance.wait();
+    }
 }

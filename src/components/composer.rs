@@ -10,8 +10,8 @@ use leptos::task::spawn_local;
 use crate::components::conversation::{Chat, LiveExchange};
 use crate::components::use_texts;
 use crate::i18n::{progress_line, status_line, Texts};
-use crate::model::{AnswerEvent, Exchange, Level, LineDecoder, Notice, Settings, Status};
 use crate::model::ExchangeState;
+use crate::model::{AnswerEvent, Exchange, Level, LineDecoder, Notice, Settings, Status};
 use crate::server_fns::{ask, follow_answer, stop_answer};
 
 #[component]
@@ -89,16 +89,11 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
                     if let AnswerEvent::Started { question, .. } = &event {
                         // The stored question, still being answered, gives way to the live one.
                         let stored = chat.exchanges.with_untracked(|exchanges| {
-                            exchanges
-                                .iter()
-                                .rev()
-                                .map(|(_, live)| *live)
-                                .find(|live| {
-                                    live.head.with_untracked(|e| {
-                                        e.state == ExchangeState::Answering
-                                            && e.question == *question
-                                    })
+                            exchanges.iter().rev().map(|(_, live)| *live).find(|live| {
+                                live.head.with_untracked(|e| {
+                                    e.state == ExchangeState::Answering && e.question == *question
                                 })
+                            })
                         });
                         if let Some(stored) = stored {
                             chat.remove(stored);

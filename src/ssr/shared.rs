@@ -13,6 +13,9 @@
 //!   reaper can tell a running answer from one whose instance died;
 //! - `search:<hash>`: a search's results, `CITED_SEARCH_CACHE_SECS`;
 //! - `rate:<name>:<key>`: a GCRA's theoretical arrival time;
+//! - `gate:<name>:{slots,queue,waiting,seq}`: a first-come, first-served semaphore across
+//!   instances (model calls: the instances share the model), each slot and waiter expiring
+//!   unless renewed;
 //! - `browser:<browser>`: a counter bumped whenever a browser's stored state changes, so an
 //!   instance holding an older copy in memory reads it again;
 //! - the `cited:stop` channel: an answer's key, to stop it on whichever instance runs it.
@@ -747,6 +750,188 @@ impl Shared {
         }
     }
 }
+
+/// How long a shared slot or a waiter lives unless renewed.
+const SLOT_MS: u64 = 15_000;
+
+/// Model-call permits: with Redis, `CITED_MAX_MODEL_CALLS` counts every instance's calls
+/// (they share the model); without it, or when Redis fails, this process's semaphore.
+pub struct ModelCalls {
+    pub shared: Arc<Shared>,
+    pub local: Arc<tokio::sync::Semaphore>,
+    pub capacity: usize,
+}
+
+#[async_trait::async_trait]
+impl crate::ssr::llm::limited::CallPermits for ModelCalls {
+    async fn acquire(&self) -> Option<Box<dyn Send + Sync>> {
+        if self.shared.is_shared() {
+            if let Some(slot) = self.shared.slot("model-calls", self.capacity).await {
+                return Some(Box::new(slot));
+            }
+        }
+        self.local.acquire().await
+    }
+}
+
+/// A slot of a shared semaphore; renewed while held, given back when dropped.
+pub struct SharedSlot {
+    renew: tokio::task::JoinHandle<()>,
+    release: Option<(ConnectionManager, String, String)>,
+}
+
+impl Drop for SharedSlot {
+    fn drop(&mut self) {
+        self.renew.abort();
+        if let (Some((mut connection, slots, ticket)), Ok(runtime)) =
+            (self.release.take(), tokio::runtime::Handle::try_current())
+        {
+            runtime.spawn(async move {
+                let removed = redis::cmd("ZREM")
+                    .arg(&slots)
+                    .arg(&ticket)
+                    .query_async::<i64>(&mut connection)
+                    .await;
+                if let Err(error) = removed {
+                    tracing::warn!(%error, "cannot give a shared slot back; it expires by itself");
+                }
+            });
+        }
+    }
+}
+
+/// Takes a waiter out of a shared queue it leaves before its turn.
+struct Waiter {
+    connection: ConnectionManager,
+    queue: String,
+    waiting: String,
+    ticket: String,
+    served: bool,
+}
+
+impl Drop for Waiter {
+    fn drop(&mut self) {
+        if self.served {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let mut connection = self.connection.clone();
+        let (queue, waiting, ticket) = (
+            self.queue.clone(),
+            self.waiting.clone(),
+            self.ticket.clone(),
+        );
+        runtime.spawn(async move {
+            let mut pipe = redis::pipe();
+            pipe.cmd("ZREM").arg(&queue).arg(&ticket).ignore();
+            pipe.cmd("ZREM").arg(&waiting).arg(&ticket).ignore();
+            let _ = pipe.query_async::<()>(&mut connection).await;
+        });
+    }
+}
+
+impl Shared {
+    /// Waits in arrival order for one of `capacity` slots named `name`, counted across
+    /// every instance. `None` without Redis or when it fails (the caller counts alone).
+    pub async fn slot(&self, name: &str, capacity: usize) -> Option<SharedSlot> {
+        let connection = self.connection()?;
+        let slots = format!("cited:gate:{name}:slots");
+        let mut waiter = Waiter {
+            connection: connection.clone(),
+            queue: format!("cited:gate:{name}:queue"),
+            waiting: format!("cited:gate:{name}:waiting"),
+            ticket: random_key(),
+            served: false,
+        };
+        let enter = redis::Script::new(ENTER);
+        loop {
+            let mut connection = connection.clone();
+            let place = enter
+                .key(&slots)
+                .key(&waiter.queue)
+                .key(&waiter.waiting)
+                .key(format!("cited:gate:{name}:seq"))
+                .arg(&waiter.ticket)
+                .arg(capacity)
+                .arg(SLOT_MS)
+                .invoke_async::<i64>(&mut connection)
+                .await;
+            match place {
+                Ok(0) => break,
+                Ok(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+                Err(error) => {
+                    tracing::warn!(%error, name, "Redis failed; this instance counts the slots alone");
+                    return None;
+                }
+            }
+        }
+        waiter.served = true;
+        let ticket = waiter.ticket.clone();
+        let renew = {
+            let mut connection = connection.clone();
+            let (slots, ticket) = (slots.clone(), ticket.clone());
+            tokio::spawn(async move {
+                let renew = redis::Script::new(RENEW_SLOT);
+                let mut every = tokio::time::interval(RENEW);
+                every.tick().await;
+                loop {
+                    every.tick().await;
+                    let renewed = renew
+                        .key(&slots)
+                        .arg(&ticket)
+                        .arg(SLOT_MS)
+                        .invoke_async::<i64>(&mut connection)
+                        .await;
+                    if let Err(error) = renewed {
+                        tracing::warn!(%error, "cannot renew a shared slot");
+                    }
+                }
+            })
+        };
+        Some(SharedSlot {
+            renew,
+            release: Some((connection, slots, ticket)),
+        })
+    }
+}
+
+/// One turn of a shared first-come, first-served semaphore: `KEYS` slots, queue, waiting,
+/// seq; `ARGV` the ticket, the capacity, the time to live in ms. Expired slots and waiters
+/// are dropped; the ticket joins the queue (once) and renews itself; the first `free` of
+/// the queue take a slot. Returns 0 (a slot taken) or the ticket's place in line.
+const ENTER: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
+for _, ticket in ipairs(gone) do
+  redis.call('ZREM', KEYS[2], ticket)
+  redis.call('ZREM', KEYS[3], ticket)
+end
+if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
+  redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[4]), ARGV[1])
+end
+redis.call('ZADD', KEYS[3], now + ttl, ARGV[1])
+local rank = redis.call('ZRANK', KEYS[2], ARGV[1])
+local free = tonumber(ARGV[2]) - redis.call('ZCARD', KEYS[1])
+if rank < free then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('ZREM', KEYS[3], ARGV[1])
+  redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
+  return 0
+end
+return rank - math.max(free, 0) + 1
+";
+
+/// Renews a held slot (`KEYS[1]` slots; `ARGV` ticket, time to live in ms).
+const RENEW_SLOT: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])
+";
 
 /// A GCRA in one round trip: `ARGV[1]` the emission interval, `ARGV[2]` the tolerance
 /// (interval × (burst − 1)), both in ms. Returns 0 (go) or the ms to wait.

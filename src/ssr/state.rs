@@ -86,18 +86,22 @@ impl AppState {
             }
         };
         let limits = Arc::new(Limits::new(&config.capacity));
+        let shared = Arc::new(crate::ssr::shared::Shared::new(
+            config.redis_url.as_ref(),
+            config.search_cache,
+        ));
         let llm: Arc<dyn ChatModel> = Arc::new(crate::ssr::llm::limited::Limited {
             inner: llm,
-            permits: Arc::clone(&limits.model_calls),
+            permits: Arc::new(crate::ssr::shared::ModelCalls {
+                shared: Arc::clone(&shared),
+                local: Arc::clone(&limits.model_calls),
+                capacity: config.capacity.model_calls,
+            }),
         });
         let fetch = FetchPolicy {
             readers: Some(Arc::clone(&limits.page_reads)),
             ..FetchPolicy::default()
         };
-        let shared = Arc::new(crate::ssr::shared::Shared::new(
-            config.redis_url.as_ref(),
-            config.search_cache,
-        ));
         AppState {
             shared,
             limits,
