@@ -13,7 +13,7 @@ if (!bin) {
 const site = process.env.CITED_SITE_ROOT ?? 'target/site';
 const database = process.env.CITED_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const redis = process.env.CITED_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/8';
-const USERS = Number(process.env.SCALE_USERS ?? 400);
+const USERS = Number(process.env.SCALE_USERS ?? 2000);
 const WIDTH = Number(process.env.SCALE_WIDTH ?? 64);
 const ports = { fake: 3968, a: 3966, b: 3967 };
 const children = [];
@@ -56,7 +56,7 @@ function cited(port) {
     CITED_REDIS_URL: redis,
     CITED_MAX_ANSWERS: '64',
     CITED_MAX_MODEL_CALLS: '64',
-    CITED_RATE_ASKS_PER_MIN: '1000000',
+    CITED_RATE_ASKS_PER_MIN: '100000',
     CITED_RATE_REQUESTS_PER_MIN: '10000000',
     CITED_LOG: 'warn',
   });
@@ -108,6 +108,9 @@ async function run(label, bases) {
   await Promise.all(Array.from({ length: WIDTH }, worker));
   const seconds = (performance.now() - began) / 1000;
   const errors = results.filter((r) => r.error);
+  const kinds = {};
+  for (const r of errors) kinds[r.error] = (kinds[r.error] ?? 0) + 1;
+  if (errors.length) console.log(`  errors: ${JSON.stringify(kinds)}`);
   const firsts = results.filter((r) => r.firstTokenMs !== undefined).map((r) => r.firstTokenMs);
   console.log(
     `${label}: ${USERS} answers (${WIDTH} at once) in ${seconds.toFixed(1)} s: ` +
