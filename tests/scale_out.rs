@@ -403,7 +403,7 @@ async fn two_instances_share_answers_stops_searches_limits_and_crashes() {
         "{metrics_a}"
     );
     assert!(
-        metrics_b.contains("cited_searches_total{outcome=\"hit\"} 1\n"),
+        metrics_b.contains("cited_searches_total{outcome=\"shared_hit\"} 1\n"),
         "{metrics_b}"
     );
     assert!(
@@ -497,12 +497,35 @@ async fn json_logs_carry_the_request_id_and_readiness_names_what_fails() {
     assert_eq!(ready.status(), 503);
     let body = ready.text().await.unwrap();
     assert!(body.contains("database: ok\n"), "{body}");
-    assert!(body.contains("redis: failing: "), "{body}");
-    assert!(body.contains("searxng: failing: "), "{body}");
+    assert!(body.contains("redis: failing (unreachable)\n"), "{body}");
+    assert!(body.contains("searxng: failing ("), "{body}");
+    assert!(
+        !body.contains("127.0.0.1"),
+        "no address in a public answer: {body}"
+    );
     assert!(
         body.contains("model: not used (offline answerer)\n"),
         "{body}"
     );
+    // A proxy's plain request id is kept; anything else is replaced by a minted one.
+    let client = reqwest::Client::new();
+    let health = format!("http://127.0.0.1:{port}/healthz");
+    let kept = client
+        .get(&health)
+        .header("x-request-id", "proxy-id_42")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(kept.headers()["x-request-id"], "proxy-id_42");
+    let long = "x".repeat(100);
+    let replaced = client
+        .get(&health)
+        .header("x-request-id", &long)
+        .send()
+        .await
+        .unwrap();
+    let minted = replaced.headers()["x-request-id"].to_str().unwrap();
+    assert_eq!(minted.len(), 16, "{minted}");
     // The page still renders: a failing Redis degrades to this process's own state.
     let page = reqwest::get(format!("http://127.0.0.1:{port}/"))
         .await

@@ -12,7 +12,7 @@ use crate::components::use_texts;
 use crate::i18n::{progress_line, status_line, Texts};
 use crate::model::ExchangeState;
 use crate::model::{AnswerEvent, Exchange, Level, LineDecoder, Notice, Settings, Status};
-use crate::server_fns::{ask, follow_answer, stop_answer};
+use crate::server_fns::{ask, follow_answer, get_conversation, stop_answer};
 
 #[component]
 pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
@@ -84,19 +84,22 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
             let mut decoder = LineDecoder::default();
             let mut stream = stream.into_inner();
             let mut exchange = None;
-            while let Some(Ok(bytes)) = stream.next().await {
+            'events: while let Some(Ok(bytes)) = stream.next().await {
                 for event in decoder.push(&bytes) {
                     if let AnswerEvent::Started { question, .. } = &event {
-                        // The stored question, still being answered, gives way to the live one.
-                        let stored = chat.exchanges.with_untracked(|exchanges| {
-                            exchanges.iter().rev().map(|(_, live)| *live).find(|live| {
-                                live.head.with_untracked(|e| {
-                                    e.state == ExchangeState::Answering && e.question == *question
-                                })
+                        if chat.answering.get_untracked() {
+                            // A question sent from this page meanwhile has its own stream.
+                            break 'events;
+                        }
+                        // The browser's latest answer: it replaces the stored copy of its
+                        // question shown last (being answered, or just saved).
+                        let shown = chat.exchanges.with_untracked(|exchanges| {
+                            exchanges.last().map(|(_, live)| *live).filter(|live| {
+                                live.head.with_untracked(|e| e.question == *question)
                             })
                         });
-                        if let Some(stored) = stored {
-                            chat.remove(stored);
+                        if let Some(shown) = shown {
+                            chat.remove(shown);
                         }
                         exchange = Some(chat.push(Exchange {
                             question: question.clone(),
@@ -108,9 +111,29 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
                     apply(chat, exchange, event, t);
                 }
             }
-            if let Some(exchange) = exchange {
-                exchange.head.update(|e| e.done = true);
-                chat.answering.set(false);
+            match exchange {
+                Some(exchange) => {
+                    exchange.head.update(|e| e.done = true);
+                    chat.answering.set(false);
+                }
+                None => {
+                    // Nothing to follow, yet the page shows a question still being answered:
+                    // it ended meanwhile; show how it ended.
+                    let unfinished = chat.exchanges.with_untracked(|exchanges| {
+                        exchanges.iter().any(|(_, live)| {
+                            live.head
+                                .with_untracked(|e| e.state == ExchangeState::Answering)
+                        })
+                    });
+                    if unfinished && !chat.answering.get_untracked() {
+                        if let Ok(exchanges) = get_conversation().await {
+                            chat.exchanges.set(Vec::new());
+                            for exchange in exchanges {
+                                chat.push(exchange);
+                            }
+                        }
+                    }
+                }
             }
         });
     });

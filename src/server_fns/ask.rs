@@ -42,7 +42,7 @@ pub async fn ask(
     if let Some(command) = question.strip_prefix('/') {
         let command = command.split_whitespace().next().unwrap_or("");
         if command == "reset" {
-            session.stop_answer();
+            crate::ssr::request::stop_answer(&state, &session).await;
             session.reset();
             crate::ssr::request::remember(&state, &session).await;
             tracing::info!(session = ?session.id, "session reset");
@@ -82,14 +82,19 @@ pub async fn ask(
     let (id, cancel) = session
         .begin_answer()
         .ok_or_else(|| reject(AppError::Busy(t.busy.to_string())))?;
+    // Frees the session however this ends: refused below, this request dropped while it
+    // waits, or the pipeline panicking; it can never stay "busy".
+    struct EndAnswer(std::sync::Arc<crate::ssr::session::Session>, u64);
+    impl Drop for EndAnswer {
+        fn drop(&mut self) {
+            self.0.end_answer(self.1);
+        }
+    }
+    let end = EndAnswer(session.clone(), id);
     // One answer at a time per browser, whichever instance writes it.
     let browser = session.id.to_string();
-    let live = match state.shared.begin(&browser, cancel.clone()).await {
-        Ok(live) => live,
-        Err(crate::ssr::shared::Busy) => {
-            session.end_answer(id);
-            return Err(reject(AppError::Busy(t.busy.to_string())));
-        }
+    let Ok(live) = state.shared.begin(&browser, cancel.clone()).await else {
+        return Err(reject(AppError::Busy(t.busy.to_string())));
     };
     let settings = session.settings();
     let search_enabled = settings.search_enabled || !settings.mode.has_search_switch();
@@ -105,21 +110,19 @@ pub async fn ask(
     // Counted as running from now, so a shutdown that comes before the task first runs
     // still waits for it.
     let tracked = state.answers.token();
+    let recording = state.answers.token();
     let shared = std::sync::Arc::clone(&state.shared);
     let follow = live.follow(0);
     // The answer's events are kept (and shared) as they come: the answer goes on when this
     // browser goes away, and a refresh, another tab or another instance can follow it.
-    tokio::spawn(async move { shared.record(&browser, live, receiver).await });
+    // Shutdown waits for the record too, so Redis hears the answer ended.
+    tokio::spawn(async move {
+        let _recording = recording;
+        shared.record(&browser, live, receiver).await;
+    });
     tokio::spawn(async move {
         let _tracked = tracked;
-        // Frees the session even if the pipeline panics, so it can never stay "busy".
-        struct EndAnswer(std::sync::Arc<crate::ssr::session::Session>, u64);
-        impl Drop for EndAnswer {
-            fn drop(&mut self) {
-                self.0.end_answer(self.1);
-            }
-        }
-        let _end = EndAnswer(session.clone(), id);
+        let _end = end;
         crate::ssr::answer::run(state, session, input, cancel, sender).await;
     });
     use futures_util::StreamExt;

@@ -66,7 +66,7 @@ pub async fn open_conversation(id: String) -> Result<Option<ConversationView>, A
         return Ok(None);
     };
     if session.conversation_id().as_deref() != Some(id.as_str()) {
-        session.stop_answer();
+        crate::ssr::request::stop_answer(&state, &session).await;
         session.open_conversation(id, stored.exchanges.clone(), stored.registry);
         remember(&state, &session).await;
     }
@@ -110,7 +110,7 @@ pub async fn delete_conversation(id: String, deleted: bool) -> Result<bool, AppE
     };
     let state = state()?;
     if deleted && session.conversation_id().as_deref() == Some(id.as_str()) {
-        session.stop_answer();
+        crate::ssr::request::stop_answer(&state, &session).await;
         session.reset();
         remember(&state, &session).await;
     }

@@ -10,11 +10,9 @@ pub async fn stop_answer() -> Result<bool, AppError> {
     let Some(session) = crate::ssr::request::current() else {
         return Ok(false);
     };
-    let stopped = session.stop_answer() || {
-        let state = crate::ssr::request::state()?;
-        // Written by another instance, or by this one for an older copy of the session.
-        state.shared.stop(&session.id.to_string()).await
-    };
+    let state = crate::ssr::request::state()?;
+    // Written here, or by another instance.
+    let stopped = crate::ssr::request::stop_answer(&state, &session).await;
     tracing::info!(session = ?session.id, stopped, "stop requested");
     Ok(stopped)
 }

@@ -113,8 +113,10 @@ pub async fn cached_search(
     if let Some(results) = shared.cached_search(&shared_key).await {
         tracing::debug!(session = ?session.id, query, "shared search cache hit");
         session.with_search_cache(|cache| cache.put(key, results.clone()));
-        searches.with_label_values(&["hit"]).inc();
-        return (Ok(results), CacheUse::Hit);
+        searches.with_label_values(&["shared_hit"]).inc();
+        // Told as a fresh search: whether somebody else searched it is not this user's to
+        // learn.
+        return (Ok(results), CacheUse::Miss);
     }
     tracing::debug!(session = ?session.id, query, "search cache miss");
     let result = provider.search(query, options).await;
@@ -1097,7 +1099,7 @@ impl Turn {
             .browser_changed(&self.session.id.to_string())
             .await
         {
-            self.session.seen_version(version);
+            self.session.made_version(version);
         }
     }
 }

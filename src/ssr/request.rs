@@ -47,12 +47,14 @@ fn cookie_id(request: &Request) -> Option<String> {
 /// for an unknown id.
 pub async fn find_session(state: &AppState, raw_id: &str) -> Option<Arc<Session>> {
     let now = Instant::now();
-    let cached = state.sessions.get(raw_id, now);
-    let version = match &cached {
-        Some(_) | None if !state.shared.is_shared() => None,
-        _ => state.shared.browser_version(raw_id).await,
+    let id = SessionId::parse(raw_id)?;
+    let cached = state.sessions.get(&id.to_string(), now);
+    let version = if state.shared.is_shared() {
+        state.shared.browser_version(&id.to_string()).await
+    } else {
+        None
     };
-    if let Some(session) = cached {
+    if let Some(session) = &cached {
         // With other instances, a copy that holds an answer still being written elsewhere
         // is read again until it ends (or their reaper marks it interrupted).
         let elsewhere = version.is_some()
@@ -61,21 +63,27 @@ pub async fn find_session(state: &AppState, raw_id: &str) -> Option<Arc<Session>
                 .iter()
                 .any(|exchange| exchange.state == crate::model::ExchangeState::Answering);
         if !elsewhere && version.is_none_or(|version| version <= session.version()) {
-            return Some(session);
+            return cached;
         }
     }
-    let id = SessionId::parse(raw_id)?;
     let browser = match state.store.browser(&id.to_string()).await {
         Ok(browser) => browser?,
         Err(error) => {
             // The database is down: keep the browser's own id (a new one would cut it off
             // from everything it stored), with what memory has, which is nothing yet.
             tracing::warn!(%error, "cannot read the browser's state; continuing without it");
-            return Some(state.sessions.insert(Session::new(id, now)));
+            let session = Session::new(id, now);
+            if let Some(older) = &cached {
+                session.adopt_answer(older);
+            }
+            return Some(state.sessions.insert(session));
         }
     };
     let session = Session::new(id, now).with_user(browser.user);
     session.seen_version(version.unwrap_or(0));
+    if let Some(older) = &cached {
+        session.adopt_answer(older);
+    }
     session.update_settings(|settings| *settings = browser.settings);
     if let Some(conversation) = browser.conversation {
         match state
@@ -185,10 +193,7 @@ pub async fn attach(State(state): State<AppState>, mut request: Request, next: N
     if state.config.access.auth != Auth::Off && !signed_in && !public_path(&path) {
         return refuse_anonymous(&state, &request, &path);
     }
-    let changes = !matches!(
-        *request.method(),
-        axum::http::Method::GET | axum::http::Method::HEAD
-    );
+    let changes = request.method() == axum::http::Method::POST && changes_browser(&path);
     let mut response = next.run(request).await;
     // A request that may have changed the browser's state: other instances read it again.
     if changes && state.shared.is_shared() {
@@ -199,7 +204,7 @@ pub async fn attach(State(state): State<AppState>, mut request: Request, next: N
         if let Some(id) = id {
             if let Some(version) = state.shared.browser_changed(&id).await {
                 if let Some(session) = state.sessions.get(&id, Instant::now()) {
-                    session.seen_version(version);
+                    session.made_version(version);
                 }
             }
         }
@@ -210,6 +215,29 @@ pub async fn attach(State(state): State<AppState>, mut request: Request, next: N
         }
     }
     response
+}
+
+/// The requests that may change what is stored of a browser (its settings, its current
+/// conversation, its sign-in); an answer says so itself when it stores its exchange.
+fn changes_browser(path: &str) -> bool {
+    matches!(
+        path,
+        "/api/update_settings"
+            | "/api/open_conversation"
+            | "/api/delete_conversation"
+            | "/api/rename_conversation"
+            | "/api/share_conversation"
+            | "/api/ask"
+            | "/new"
+            | "/login"
+            | "/logout"
+    )
+}
+
+/// Stops the browser's running answer, in this instance or the one writing it; whether
+/// there was one.
+pub async fn stop_answer(state: &AppState, session: &Session) -> bool {
+    session.stop_answer() || state.shared.stop(&session.id.to_string()).await
 }
 
 /// The session id a response's `Set-Cookie` gives the browser (a session minted by the

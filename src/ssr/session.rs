@@ -135,6 +135,28 @@ impl Session {
         self.version.fetch_max(version, Ordering::Relaxed);
     }
 
+    /// This copy made the change that raised the version to `version`: it is current only
+    /// if no other change came between (else it stays older and is read again).
+    pub fn made_version(&self, version: u64) {
+        let _ = self.version.compare_exchange(
+            version.saturating_sub(1),
+            version,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Takes over the running answer of the copy this one replaces, so stopping either
+    /// stops it and neither starts another meanwhile.
+    pub fn adopt_answer(&self, older: &Session) {
+        let active = lock(&older.active).clone();
+        *lock(&self.active) = active;
+        self.next_answer_id.fetch_max(
+            older.next_answer_id.load(Ordering::SeqCst),
+            Ordering::SeqCst,
+        );
+    }
+
     /// Whether the sign-in was confirmed longer than `every` ago.
     pub fn due_for_check(&self, every: Duration) -> bool {
         lock(&self.checked_at).elapsed() >= every

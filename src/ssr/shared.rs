@@ -13,7 +13,7 @@
 //!   reaper can tell a running answer from one whose instance died;
 //! - `search:<hash>`: a search's results, `CITED_SEARCH_CACHE_SECS`;
 //! - `rate:<name>:<key>`: a GCRA's theoretical arrival time;
-//! - `gate:<name>:{slots,queue,waiting,seq}`: a first-come, first-served semaphore across
+//! - `gate:{<name>}:{slots,queue,waiting,seq}`: a first-come, first-served semaphore across
 //!   instances (model calls: the instances share the model), each slot and waiter expiring
 //!   unless renewed;
 //! - `browser:<browser>`: a counter bumped whenever a browser's stored state changes, so an
@@ -45,10 +45,17 @@ const RENEW: Duration = Duration::from_secs(5);
 const ANSWERING_MS: u64 = 15_000;
 /// How long an ended answer's events can still be replayed.
 const KEEP_EVENTS_SECS: u64 = 600;
-/// How often the reaper looks for answers whose instance died.
+/// How often the reaper looks for answers whose instance died, and how many looks in a
+/// row must find one unmarked (an answer just begun is marked moments after it is stored).
 const REAP_EVERY: Duration = Duration::from_secs(5);
-/// How long a Redis command may take before this instance goes on without it.
+const REAP_AFTER: u32 = 3;
+/// How long a Redis connection may take to open, and a command on the request path to
+/// answer, before this instance goes on without it; and how long it then leaves Redis alone.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
+const CALL_TIMEOUT: Duration = Duration::from_millis(500);
+const BREAK_FOR: Duration = Duration::from_secs(5);
+/// Most answers this instance follows from other instances at once.
+const MAX_FOLLOWERS: usize = 256;
 const STOP_CHANNEL: &str = "cited:stop";
 
 /// Events as they stream to a follower.
@@ -59,6 +66,13 @@ pub struct Shared {
     /// Each browser's latest answer run by this instance (running, or ended).
     latest: Mutex<HashMap<String, Arc<Live>>>,
     search_ttl: Duration,
+    /// After a failure Redis is left alone until then: requests go on with this process's
+    /// own state instead of each waiting for a timeout.
+    down_until: Mutex<Option<std::time::Instant>>,
+    /// Followers of answers written elsewhere (each holds a connection of its own).
+    followers: Arc<tokio::sync::Semaphore>,
+    /// Cancelled when the server shuts down: followers end.
+    closing: CancellationToken,
 }
 
 struct Redis {
@@ -185,6 +199,87 @@ impl Drop for Alive {
     }
 }
 
+/// One answer followed from Redis.
+struct Follower {
+    connection: redis::aio::MultiplexedConnection,
+    stream: String,
+    /// The writer's busy mark, and the answer's key it holds while the answer runs.
+    busy: String,
+    key: String,
+    last: String,
+    pending: std::collections::VecDeque<AnswerEvent>,
+    ended: bool,
+    /// Empty reads in a row (2 s each).
+    quiet: u32,
+    closing: CancellationToken,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl Follower {
+    async fn next(&mut self) -> Option<AnswerEvent> {
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                return Some(event);
+            }
+            if self.ended || self.quiet > 300 {
+                return None;
+            }
+            let mut command = redis::cmd("XREAD");
+            command
+                .arg("COUNT")
+                .arg(512)
+                .arg("BLOCK")
+                .arg(2000)
+                .arg("STREAMS")
+                .arg(&self.stream)
+                .arg(&self.last);
+            let read = command
+                .query_async::<Option<redis::streams::StreamReadReply>>(&mut self.connection);
+            let reply = tokio::select! {
+                () = self.closing.cancelled() => return None,
+                reply = read => reply,
+            };
+            let entries = match reply {
+                Ok(reply) => reply
+                    .map(|reply| reply.keys.into_iter().flat_map(|key| key.ids))
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>(),
+                Err(error) => {
+                    tracing::warn!(%error, "following an answer from Redis failed");
+                    return None;
+                }
+            };
+            if entries.is_empty() {
+                self.quiet += 1;
+                // Nothing new: is anyone still writing it?
+                let holder = redis::cmd("GET")
+                    .arg(&self.busy)
+                    .query_async::<Option<String>>(&mut self.connection)
+                    .await;
+                if let Ok(holder) = holder {
+                    self.ended = holder.as_deref() != Some(self.key.as_str());
+                }
+                continue;
+            }
+            self.quiet = 0;
+            for entry in entries {
+                self.last.clone_from(&entry.id);
+                if entry.map.contains_key("end") {
+                    self.ended = true;
+                    break;
+                }
+                if let Some(event) = entry
+                    .get::<String>("e")
+                    .and_then(|line| serde_json::from_str(&line).ok())
+                {
+                    self.pending.push_back(event);
+                }
+            }
+        }
+    }
+}
+
 impl Shared {
     /// Connects lazily: nothing is sent to Redis before the first command.
     pub fn new(url: Option<&url::Url>, search_ttl: Duration) -> Shared {
@@ -209,6 +304,9 @@ impl Shared {
             redis,
             latest: Mutex::new(HashMap::new()),
             search_ttl,
+            down_until: Mutex::new(None),
+            followers: Arc::new(tokio::sync::Semaphore::new(MAX_FOLLOWERS)),
+            closing: CancellationToken::new(),
         }
     }
 
@@ -217,20 +315,43 @@ impl Shared {
         self.redis.is_some()
     }
 
+    /// The connection, unless there is no Redis or it failed moments ago.
     fn connection(&self) -> Option<ConnectionManager> {
-        self.redis.as_ref().map(|redis| redis.connection.clone())
+        let redis = self.redis.as_ref()?;
+        let mut down = lock(&self.down_until);
+        match *down {
+            Some(until) if std::time::Instant::now() < until => return None,
+            Some(_) => *down = None,
+            None => {}
+        }
+        Some(redis.connection.clone())
     }
 
-    /// Runs one command; a failure is logged and is `None`.
+    /// Awaits one Redis call within `CALL_TIMEOUT`; a failure is logged, leaves Redis alone
+    /// for a few seconds, and is `None`.
+    async fn call<T>(
+        &self,
+        what: &str,
+        call: impl std::future::Future<Output = redis::RedisResult<T>>,
+    ) -> Option<T> {
+        let error = match tokio::time::timeout(CALL_TIMEOUT, call).await {
+            Ok(Ok(value)) => return Some(value),
+            Ok(Err(error)) => error.to_string(),
+            Err(_) => format!("no answer within {} ms", CALL_TIMEOUT.as_millis()),
+        };
+        let mut down = lock(&self.down_until);
+        if down.is_none() {
+            tracing::warn!(%error, what, "Redis failed; going on with this instance's own state for {} s", BREAK_FOR.as_secs());
+        }
+        *down = Some(std::time::Instant::now() + BREAK_FOR);
+        None
+    }
+
+    /// Runs one command through [`Shared::call`].
     async fn run<T: redis::FromRedisValue>(&self, what: &str, command: &redis::Cmd) -> Option<T> {
         let mut connection = self.connection()?;
-        match command.query_async::<T>(&mut connection).await {
-            Ok(value) => Some(value),
-            Err(error) => {
-                tracing::warn!(%error, what, "Redis failed; going on with this instance's own state");
-                None
-            }
-        }
+        self.call(what, command.query_async::<T>(&mut connection))
+            .await
     }
 
     /// `Ok` when Redis answers (or none is configured), else why not.
@@ -251,6 +372,12 @@ impl Shared {
         if self.redis.is_none() {
             return;
         }
+        let closing = self.closing.clone();
+        let closed = shutdown.clone();
+        tokio::spawn(async move {
+            closed.cancelled().await;
+            closing.cancel();
+        });
         tokio::spawn(Arc::clone(self).listen_for_stops(shutdown.clone()));
         tokio::spawn(Arc::clone(self).reap(store, shutdown));
     }
@@ -373,7 +500,22 @@ impl Shared {
             let first = tokio::select! {
                 event = events.recv() => event,
                 _ = renew.tick() => {
-                    let _: Option<()> = self.run("renew", redis::cmd("PEXPIRE").arg(format!("cited:busy:{browser}")).arg(BUSY_MS)).await;
+                    if let Some(mut connection) = self.connection() {
+                        // Taken again if it was lost (a restarted Valkey), never from another answer.
+                        let renewed = redis::Script::new(
+                            "local held = redis.call('GET', KEYS[1]) if held == false or held == ARGV[1] then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end return 0",
+                        );
+                        let _ = self
+                            .call(
+                                "renew",
+                                renewed
+                                    .key(format!("cited:busy:{browser}"))
+                                    .arg(&live.key)
+                                    .arg(BUSY_MS)
+                                    .invoke_async::<i64>(&mut connection),
+                            )
+                            .await;
+                    }
                     continue;
                 }
             };
@@ -402,14 +544,19 @@ impl Shared {
                     .arg(KEEP_EVENTS_SECS + 3600)
                     .ignore();
                 if let Some(mut connection) = self.connection() {
-                    if let Err(error) = pipe.query_async::<()>(&mut connection).await {
-                        tracing::warn!(%error, "cannot write the answer's events to Redis; other instances cannot follow it");
+                    if self
+                        .call("events", pipe.query_async::<()>(&mut connection))
+                        .await
+                        .is_none()
+                    {
+                        tracing::warn!("other instances cannot follow this answer");
                         mirrored = false;
                     }
                 }
             }
         }
-        live.end();
+        // Redis hears the end first: once this instance says the answer ended, its browser
+        // is free everywhere and no follower waits on it.
         if let Some(mut connection) = self.connection() {
             let mut pipe = redis::pipe();
             pipe.cmd("XADD")
@@ -438,6 +585,7 @@ impl Shared {
                 tracing::warn!(%error, "cannot free the browser's busy mark; it expires by itself");
             }
         }
+        live.end();
     }
 
     /// The browser's latest answer as events from index `from` on, following it live while
@@ -462,16 +610,22 @@ impl Shared {
             .flatten();
         match (here, key) {
             (Some(live), Some(key)) if live.key == key => Some(live.follow(from)),
-            (_, Some(key)) => self.follow_elsewhere(key, from).await,
-            (here, None) if !running => here.map(|live| live.follow(from)),
-            (_, None) => None,
+            (_, Some(key)) => self.follow_elsewhere(&browser, key, from).await,
+            (here, None) => here.map(|live| live.follow(from)),
         }
     }
 
     /// Follows an answer another instance writes, from its stream in Redis, on a
-    /// connection of its own (blocking reads would hold up everyone else's commands).
-    async fn follow_elsewhere(&self, key: String, from: usize) -> Option<Events> {
+    /// connection of its own (blocking reads would hold up everyone else's commands). It
+    /// ends at the answer's `end` entry, when the writer's busy mark is gone with no more
+    /// events (the writer died: the reaper marks the exchange interrupted), at shutdown, or
+    /// after ten quiet minutes.
+    async fn follow_elsewhere(&self, browser: &str, key: String, from: usize) -> Option<Events> {
         let redis = self.redis.as_ref()?;
+        let Ok(permit) = Arc::clone(&self.followers).try_acquire_owned() else {
+            tracing::warn!("too many answers followed from other instances; this one is not");
+            return None;
+        };
         let config = redis::AsyncConnectionConfig::new()
             .set_connection_timeout(Some(COMMAND_TIMEOUT))
             .set_response_timeout(None);
@@ -486,76 +640,23 @@ impl Shared {
                 return None;
             }
         };
-        let stream = format!("cited:events:{key}");
-        let state = (
+        let follower = Follower {
             connection,
-            format!("0-{from}"),
-            std::collections::VecDeque::<AnswerEvent>::new(),
-            false,
-            0u32,
-        );
+            stream: format!("cited:events:{key}"),
+            busy: format!("cited:busy:{browser}"),
+            key,
+            last: format!("0-{from}"),
+            pending: std::collections::VecDeque::new(),
+            ended: false,
+            quiet: 0,
+            closing: self.closing.clone(),
+            _permit: permit,
+        };
         Some(Box::pin(futures_util::stream::unfold(
-            state,
-            move |(mut connection, mut last, mut pending, mut ended, mut idle)| {
-                let stream = stream.clone();
-                async move {
-                    loop {
-                        if let Some(event) = pending.pop_front() {
-                            return Some((event, (connection, last, pending, ended, idle)));
-                        }
-                        // Ten minutes without an event: whoever wrote it is gone.
-                        if ended || idle > 300 {
-                            return None;
-                        }
-                        let read: redis::RedisResult<Option<redis::streams::StreamReadReply>> =
-                            redis::cmd("XREAD")
-                                .arg("COUNT")
-                                .arg(512)
-                                .arg("BLOCK")
-                                .arg(2000)
-                                .arg("STREAMS")
-                                .arg(&stream)
-                                .arg(&last)
-                                .query_async(&mut connection)
-                                .await;
-                        let reply = match read {
-                            Ok(reply) => reply,
-                            Err(error) => {
-                                tracing::warn!(%error, "following an answer from Redis failed");
-                                return None;
-                            }
-                        };
-                        let entries = reply
-                            .map(|reply| reply.keys.into_iter().flat_map(|key| key.ids))
-                            .into_iter()
-                            .flatten()
-                            .collect::<Vec<_>>();
-                        if entries.is_empty() {
-                            idle += 1;
-                            let exists: i64 = redis::cmd("EXISTS")
-                                .arg(&stream)
-                                .query_async(&mut connection)
-                                .await
-                                .unwrap_or(0);
-                            ended = exists == 0;
-                            continue;
-                        }
-                        idle = 0;
-                        for entry in entries {
-                            last = entry.id.clone();
-                            if entry.map.contains_key("end") {
-                                ended = true;
-                                break;
-                            }
-                            if let Some(event) = entry
-                                .get::<String>("e")
-                                .and_then(|line| serde_json::from_str(&line).ok())
-                            {
-                                pending.push_back(event);
-                            }
-                        }
-                    }
-                }
+            follower,
+            |mut follower| async move {
+                let event = follower.next().await?;
+                Some((event, follower))
             },
         )))
     }
@@ -628,25 +729,17 @@ impl Shared {
         let interval = 60_000.0 / f64::from(rate.per_minute.max(1));
         let tolerance = interval * f64::from(rate.burst.saturating_sub(1));
         let script = redis::Script::new(GCRA);
-        let mut connection = self.connection();
-        let waited = match connection.as_mut() {
-            Some(connection) => {
-                script
-                    .key(format!("cited:rate:{}:{}", rate.name, hashed(shown)))
-                    .arg(interval)
-                    .arg(tolerance)
-                    .invoke_async::<i64>(connection)
-                    .await
-            }
-            None => return rate.check(key),
+        let Some(mut connection) = self.connection() else {
+            return rate.check(key);
         };
-        match waited {
-            Ok(0) => Ok(()),
-            Ok(ms) => Err(Duration::from_millis(ms.unsigned_abs())),
-            Err(error) => {
-                tracing::warn!(%error, "Redis failed; this instance counts the limit alone");
-                rate.check(key)
-            }
+        let mut invocation = script.key(format!("cited:rate:{}:{}", rate.name, hashed(shown)));
+        invocation.arg(interval).arg(tolerance);
+        let waited = invocation.invoke_async::<i64>(&mut connection);
+        match self.call("rate limit", waited).await {
+            Some(0) => Ok(()),
+            Some(ms) => Err(Duration::from_millis(ms.unsigned_abs())),
+            // This instance counts the limit alone meanwhile.
+            None => rate.check(key),
         }
     }
 
@@ -671,13 +764,12 @@ impl Shared {
         pipe.cmd("INCR").arg(&key);
         pipe.cmd("EXPIRE").arg(&key).arg(30 * 86_400).ignore();
         let mut connection = self.connection()?;
-        match pipe.query_async::<(u64,)>(&mut connection).await {
-            Ok((version,)) => Some(version),
-            Err(error) => {
-                tracing::warn!(%error, "cannot tell other instances the browser changed");
-                None
-            }
-        }
+        self.call(
+            "browser version",
+            pipe.query_async::<(u64,)>(&mut connection),
+        )
+        .await
+        .map(|(version,)| version)
     }
 
     /// Marks an exchange as being written until the guard drops (renewed every 5 s).
@@ -705,11 +797,11 @@ impl Shared {
         })))
     }
 
-    /// Every few seconds: exchanges stored as being written whose mark is gone (twice in a
-    /// row, so one just begun is never taken for dead) were cut off by their instance
-    /// dying; they become `interrupted`.
+    /// Every few seconds: exchanges stored as being written whose mark is gone (three
+    /// looks in a row, so one just begun is never taken for dead) were cut off by their
+    /// instance dying; they become `interrupted`.
     async fn reap(self: Arc<Shared>, store: Arc<Store>, shutdown: CancellationToken) {
-        let mut suspects: Vec<(String, u32)> = Vec::new();
+        let mut suspects: HashMap<(String, u32), u32> = HashMap::new();
         loop {
             tokio::select! {
                 () = shutdown.cancelled() => return,
@@ -734,19 +826,24 @@ impl Shared {
                     dead.push((conversation, seq));
                 }
             }
-            for (conversation, seq) in &dead {
-                if suspects.contains(&(conversation.clone(), *seq)) {
-                    match store.interrupt(conversation, *seq).await {
-                        Ok(()) => tracing::info!(
-                            conversation,
-                            seq,
-                            "an answer whose instance stopped is marked interrupted"
-                        ),
-                        Err(error) => tracing::warn!(%error, "cannot mark an answer interrupted"),
-                    }
+            let mut still = HashMap::new();
+            for exchange in dead {
+                let times = suspects.get(&exchange).copied().unwrap_or(0) + 1;
+                if times < REAP_AFTER {
+                    still.insert(exchange, times);
+                    continue;
+                }
+                let (conversation, seq) = exchange;
+                match store.interrupt(&conversation, seq).await {
+                    Ok(()) => tracing::info!(
+                        conversation,
+                        seq,
+                        "an answer whose instance stopped is marked interrupted"
+                    ),
+                    Err(error) => tracing::warn!(%error, "cannot mark an answer interrupted"),
                 }
             }
-            suspects = dead;
+            suspects = still;
         }
     }
 }
@@ -800,9 +897,11 @@ impl Drop for SharedSlot {
     }
 }
 
-/// Takes a waiter out of a shared queue it leaves before its turn.
+/// Takes a waiter out of a shared queue it leaves before its turn (and gives back a slot
+/// granted by a call it did not wait for).
 struct Waiter {
     connection: ConnectionManager,
+    slots: String,
     queue: String,
     waiting: String,
     ticket: String,
@@ -818,13 +917,15 @@ impl Drop for Waiter {
             return;
         };
         let mut connection = self.connection.clone();
-        let (queue, waiting, ticket) = (
+        let (slots, queue, waiting, ticket) = (
+            self.slots.clone(),
             self.queue.clone(),
             self.waiting.clone(),
             self.ticket.clone(),
         );
         runtime.spawn(async move {
             let mut pipe = redis::pipe();
+            pipe.cmd("ZREM").arg(&slots).arg(&ticket).ignore();
             pipe.cmd("ZREM").arg(&queue).arg(&ticket).ignore();
             pipe.cmd("ZREM").arg(&waiting).arg(&ticket).ignore();
             let _ = pipe.query_async::<()>(&mut connection).await;
@@ -837,33 +938,34 @@ impl Shared {
     /// every instance. `None` without Redis or when it fails (the caller counts alone).
     pub async fn slot(&self, name: &str, capacity: usize) -> Option<SharedSlot> {
         let connection = self.connection()?;
-        let slots = format!("cited:gate:{name}:slots");
+        // One hash tag: the four keys live in one slot of a Redis Cluster.
+        let slots = format!("cited:gate:{{{name}}}:slots");
         let mut waiter = Waiter {
             connection: connection.clone(),
-            queue: format!("cited:gate:{name}:queue"),
-            waiting: format!("cited:gate:{name}:waiting"),
+            slots: slots.clone(),
+            queue: format!("cited:gate:{{{name}}}:queue"),
+            waiting: format!("cited:gate:{{{name}}}:waiting"),
             ticket: random_key(),
             served: false,
         };
         let enter = redis::Script::new(ENTER);
         loop {
             let mut connection = connection.clone();
-            let place = enter
-                .key(&slots)
+            let mut invocation = enter.key(&slots);
+            invocation
                 .key(&waiter.queue)
                 .key(&waiter.waiting)
-                .key(format!("cited:gate:{name}:seq"))
+                .key(format!("cited:gate:{{{name}}}:seq"))
                 .arg(&waiter.ticket)
                 .arg(capacity)
-                .arg(SLOT_MS)
-                .invoke_async::<i64>(&mut connection)
-                .await;
-            match place {
-                Ok(0) => break,
-                Ok(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-                Err(error) => {
-                    tracing::warn!(%error, name, "Redis failed; this instance counts the slots alone");
-                    return None;
+                .arg(SLOT_MS);
+            let place = invocation.invoke_async::<i64>(&mut connection);
+            match self.call("slots", place).await? {
+                0 => break,
+                // Further back in line, asks less often.
+                place => {
+                    let pause = 50 * u64::try_from(place.clamp(1, 10)).unwrap_or(10);
+                    tokio::time::sleep(Duration::from_millis(pause)).await;
                 }
             }
         }

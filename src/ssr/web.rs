@@ -131,7 +131,28 @@ pub fn router(state: AppState) -> Router {
         .layer(tower_http::request_id::SetRequestIdLayer::x_request_id(
             MintRequestId,
         ))
+        .layer(middleware::map_request(plain_request_id))
         .with_state(state)
+}
+
+/// A request id from outside (a proxy's) is kept only when it is short and plain
+/// (letters, digits, `-`, `_`, at most 64); otherwise one is minted.
+async fn plain_request_id(mut request: axum::extract::Request) -> axum::extract::Request {
+    let plain = request
+        .headers()
+        .get("x-request-id")
+        .and_then(|id| id.to_str().ok())
+        .is_some_and(|id| {
+            !id.is_empty()
+                && id.len() <= 64
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        });
+    if !plain {
+        request.headers_mut().remove("x-request-id");
+    }
+    request
 }
 
 /// Request ids: 64 random bits in hex.
@@ -165,10 +186,12 @@ async fn healthz() -> &'static str {
     "ok"
 }
 
-/// Ready to serve: not shutting down, and the database, Redis (when configured), SearXNG
-/// (when answers search the web) and the model (when one is configured) all answer. 503
-/// otherwise; either way one line per dependency says which is failing and why. The
-/// SearXNG and model checks are cached for 30 s, so probes never load them.
+/// Ready to serve: not shutting down, and the database and Redis (when configured) answer;
+/// 503 otherwise. One line per dependency says which is failing, SearXNG (when answers
+/// search the web) and the model (when one is configured) included; those two only degrade
+/// answers, so they do not take the instance out of rotation (every instance shares them).
+/// The lines name the kind of failure, never an address; the log has the details. SearXNG
+/// and model checks are cached for 30 s, so probes never load them.
 async fn readyz(
     axum::extract::State(state): axum::extract::State<AppState>,
 ) -> (StatusCode, String) {
@@ -178,19 +201,25 @@ async fn readyz(
             "shutting down\n".to_string(),
         );
     }
+    // Each check: what its line says when it passes, or (the kind of failure, details).
     let database = async {
         state
             .store
             .ready()
             .await
-            .map_err(|error| error.to_string())?;
-        Ok::<_, String>("ok".to_string())
+            .map(|()| "ok".to_string())
+            .map_err(|error| ("unreachable".to_string(), error.to_string()))
     };
     let redis = async {
         if !state.shared.is_shared() {
             return Ok("not used (one process)".to_string());
         }
-        state.shared.ping().await.map(|()| "ok".to_string())
+        state
+            .shared
+            .ping()
+            .await
+            .map(|()| "ok".to_string())
+            .map_err(|error| ("unreachable".to_string(), error))
     };
     let searxng = async {
         if state.config.sources == crate::model::Sources::Knowledge {
@@ -201,29 +230,32 @@ async fn readyz(
             .status(Duration::from_secs(30))
             .await
             .map(|_| "ok".to_string())
-            .map_err(|error| error.to_string())
+            .map_err(|error| (error.kind().to_string(), error.to_string()))
     };
     let model = async {
         match &state.config.llm {
             None => Ok("not used (offline answerer)".to_string()),
-            Some(llm) => model_ready(llm).await.map(|()| "ok".to_string()),
+            Some(llm) => model_ready(llm)
+                .await
+                .map(|()| "ok".to_string())
+                .map_err(|error| ("unreachable".to_string(), error)),
         }
     };
     let (database, redis, searxng, model) = tokio::join!(database, redis, searxng, model);
     let mut ready = true;
     let mut body = String::new();
-    for (name, result) in [
-        ("database", database),
-        ("redis", redis),
-        ("searxng", searxng),
-        ("model", model),
+    for (name, result, required) in [
+        ("database", database, true),
+        ("redis", redis, true),
+        ("searxng", searxng, false),
+        ("model", model, false),
     ] {
         match result {
             Ok(text) => body.push_str(&format!("{name}: {text}\n")),
-            Err(error) => {
-                ready = false;
-                tracing::warn!(dependency = name, %error, "not ready");
-                body.push_str(&format!("{name}: failing: {error}\n"));
+            Err((kind, error)) => {
+                ready &= !required;
+                tracing::warn!(dependency = name, %error, "a dependency is failing");
+                body.push_str(&format!("{name}: failing ({kind})\n"));
             }
         }
     }

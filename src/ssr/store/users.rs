@@ -162,6 +162,16 @@ impl Store {
         Ok(done.rows_affected())
     }
 
+    /// The ids of the user's signed-in browsers.
+    pub async fn browsers_of_user(&self, name: &str) -> Result<Vec<String>, StoreError> {
+        self.ready().await?;
+        let rows = sqlx::query("SELECT id FROM browsers WHERE user_name = $1")
+            .bind(name)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(|row| Ok(row.try_get("id")?)).collect()
+    }
+
     /// The settings of the user's most recently used browser, for a new sign-in.
     pub async fn latest_settings(&self, name: &str) -> Result<Option<Settings>, StoreError> {
         self.ready().await?;

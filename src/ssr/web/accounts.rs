@@ -167,11 +167,21 @@ pub async fn sign_out(
     Form(form): Form<SignOut>,
 ) -> Response {
     if let Some(Extension(CurrentSession(session))) = session {
+        crate::ssr::request::stop_answer(&state, &session).await;
         state.sessions.remove(&session.id);
         if let Err(error) = state.store.forget_browser(&session.id.to_string()).await {
             tracing::warn!(%error, "cannot forget the browser");
         }
         if let (Some(user), Some(_)) = (&session.user, &form.everywhere) {
+            // Their answers stop too, on whichever instance writes them.
+            match state.store.browsers_of_user(user).await {
+                Ok(browsers) => {
+                    for browser in browsers {
+                        state.shared.stop(&browser).await;
+                    }
+                }
+                Err(error) => tracing::warn!(%error, "cannot list the user's browsers"),
+            }
             state.sessions.remove_user(user);
             match state.store.sign_out_user(user).await {
                 Ok(browsers) => tracing::info!(browsers, "signed out everywhere"),

@@ -20,7 +20,7 @@ pub async fn new_chat(
     session: Option<Extension<CurrentSession>>,
 ) -> Redirect {
     if let Some(Extension(CurrentSession(session))) = session {
-        session.stop_answer();
+        crate::ssr::request::stop_answer(&state, &session).await;
         session.reset();
         remember(&state, &session).await;
         tracing::info!(session = ?session.id, "new conversation");
