@@ -51,6 +51,8 @@ function cited(port) {
     CITED_LLM_MODEL: 'fake-model',
     CITED_SOURCES: 'knowledge',
     CITED_TITLES: 'question',
+    // Figures comparable with earlier runs: no follow-up questions (a second model call).
+    CITED_RELATED: 'off',
     CITED_ALIGN_DEADLINE_SECS: '0',
     CITED_DATABASE_URL: database,
     CITED_REDIS_URL: redis,

@@ -131,6 +131,17 @@ async function chat(req, res, body) {
   // number the tool output gave.
   const system = messages.find((m) => m.role === 'system')?.content ?? '';
   const firstUser = messages.find((m) => m.role === 'user')?.content ?? '';
+  // The follow-up questions under a finished answer ("相关问题").
+  if (system.includes('follow-up questions') || system.includes('简短追问')) {
+    const zh = /[\u4e00-\u9fff]/.test(firstUser.split('\n')[0]);
+    const lines = zh
+      ? ['1. Tokio 如何调度任务？', '2. Tokio 和 async-std 有什么区别？ [1]', '3. 如何在 Tokio 中设置超时？']
+      : ['1. How does Tokio schedule tasks?', '2. How does Tokio compare with async-std? [1]', '3. How do I set a timeout in Tokio?'];
+    res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: lines.join('\n') }, finish_reason: null }] })}\n\n`);
+    res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
+    res.write('data: [DONE]\n\n');
+    return res.end();
+  }
   const step = researchStep(system, firstUser);
   if (step) {
     let closed = false;

@@ -169,6 +169,9 @@ pub struct Texts {
     /// "引用支持：{supported}/{checked}": citations whose source states their sentence.
     pub support_line: &'static str,
     pub aligning: &'static str,
+    pub relating: &'static str,
+    /// The follow-up questions under an answer (a list's accessible name and heading).
+    pub related_questions: &'static str,
     /// The answer waits its turn; `{n}` is its place in the queue.
     pub queued: &'static str,
     pub support_supported: &'static str,
@@ -346,6 +349,8 @@ pub const ZH_CN: Texts = Texts {
     coverage_line: "引用覆盖：{cited}/{claims} 句",
     support_line: "来源支持：{supported}/{checked} 处引用",
     aligning: "正在核对引用…",
+    relating: "正在生成相关问题…",
+    related_questions: "相关问题",
     queued: "排队中，第 {n} 位",
     support_supported: "支持",
     support_partial: "部分支持",
@@ -519,6 +524,8 @@ pub const EN: Texts = Texts {
     coverage_line: "Cited: {cited} of {claims} sentences",
     support_line: "Supported by their sources: {supported} of {checked} citations",
     aligning: "Checking the citations…",
+    relating: "Suggesting follow-up questions…",
+    related_questions: "Related questions",
     queued: "Queued: number {n} in line",
     support_supported: "supported",
     support_partial: "partly supported",
@@ -628,6 +635,7 @@ pub fn status_line(status: &crate::model::Status, t: &Texts) -> String {
         Status::Verifying => t.research_verifying.to_string(),
         Status::Summarising => t.research_summarising.to_string(),
         Status::Aligning => t.aligning.to_string(),
+        Status::Relating => t.relating.to_string(),
         Status::Queued { position } => t.queued.replace("{n}", &position.to_string()),
     }
 }

@@ -302,6 +302,9 @@ pub struct Exchange {
     /// How much of the answer's claims carry a valid citation.
     #[serde(default)]
     pub coverage: Option<Coverage>,
+    /// Follow-up questions ("相关问题") shown under the finished answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub related: Vec<String>,
     /// The tokens the answer's model calls used.
     #[serde(default)]
     pub usage: Option<TokenUsage>,
@@ -688,6 +691,8 @@ pub enum Status {
     Summarising,
     /// After the answer: reading the cited pages and checking each citation.
     Aligning,
+    /// After the answer: the model writes follow-up questions.
+    Relating,
     /// Waiting for a free slot (`CITED_MAX_ANSWERS`): `position` 1 is next.
     Queued {
         position: u32,
@@ -755,6 +760,10 @@ pub enum AnswerEvent {
     /// The answer failed; `message` says why and what to do.
     Failed {
         message: String,
+    },
+    /// Follow-up questions for the finished answer ("相关问题").
+    Related {
+        questions: Vec<String>,
     },
     /// A command (`/reset`, an unknown one) answered without a model.
     Command {

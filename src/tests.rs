@@ -52,8 +52,10 @@ pub fn pipeline_config(searxng_url: &str, extra: &[(&str, &str)]) -> Config {
             "CITED_SOURCES" => Some("web".to_string()),
             // Each test's state gets its own database, gone with it.
             "CITED_DATABASE_URL" => Some("sqlite::memory:".to_string()),
-            // Scripted models answer only what a test asks; titles are tested on their own.
+            // Scripted models answer only what a test asks; titles and the model's follow-up
+            // questions are tested on their own.
             "CITED_TITLES" => Some("question".to_string()),
+            "CITED_RELATED" => Some("sources".to_string()),
             _ => None,
         }
     });
@@ -109,6 +111,7 @@ impl TestServer {
                 .or_else(|| match name {
                     "CITED_DATABASE_URL" => Some("sqlite::memory:".into()),
                     "CITED_TITLES" => Some("question".into()),
+                    "CITED_RELATED" => Some("sources".into()),
                     _ => None,
                 })
         });

@@ -61,3 +61,25 @@ test('a refreshed page catches up with the answer being written and follows it',
   await expect(answer.getByText('已停止')).toBeVisible();
   await expect(page.getByRole('button', { name: '发送' })).toBeVisible();
 });
+
+test('follow-up questions under an answer are asked in the same conversation', async ({ page }) => {
+  await openHydrated(page);
+  await askQuestion(page, 'Tokio 是什么运行时？');
+  const related = page.locator('.exchange').last().getByRole('list', { name: '相关问题' });
+  const buttons = related.getByRole('button');
+  await expect(buttons).toHaveCount(3);
+  // Numbering and citation markers are the model's, not part of a question.
+  await expect(buttons.nth(0)).toHaveText('Tokio 如何调度任务？');
+  await expect(buttons.nth(1)).toHaveText('Tokio 和 async-std 有什么区别？');
+  await expect(page.getByRole('button', { name: '发送' })).toBeVisible();
+  await buttons.nth(0).click();
+  await expect(page.locator('.exchange')).toHaveCount(2);
+  await expect(page.locator('.question').last()).toHaveText(/Tokio 如何调度任务？/);
+  await expect(page.locator('.answer').last()).toContainText('异步运行时');
+  await expect(page.getByRole('button', { name: '发送' })).toBeVisible();
+  // Both are in the one conversation the history lists.
+  await page.reload();
+  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+  await expect(page.locator('.exchange')).toHaveCount(2);
+  await expect(page.locator('.exchange').first().getByRole('list', { name: '相关问题' }).getByRole('button')).toHaveCount(3);
+});

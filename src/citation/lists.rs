@@ -17,6 +17,49 @@ use crate::citation::urls;
 pub const CHAT_HEADING: &str = "参考文献";
 pub const AGENT_HEADING: &str = "📚 引用文章列表";
 
+/// The words of a Markdown list, in one language: seed 002's Chinese, or English for a
+/// question asked in English (`cited ask`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListWords {
+    pub chat_heading: &'static str,
+    pub agent_heading: &'static str,
+    /// A round's label before and after its number (`**第 ` 3 ` 次搜索**`).
+    pub round: (&'static str, &'static str),
+    pub sub_question: &'static str,
+    pub query: &'static str,
+    /// The rounds an entry came from (`来自: 第1次搜索, 第2次搜索`).
+    pub from: &'static str,
+    pub from_round: (&'static str, &'static str),
+}
+
+impl ListWords {
+    pub const ZH: ListWords = ListWords {
+        chat_heading: CHAT_HEADING,
+        agent_heading: AGENT_HEADING,
+        round: ("第 ", " 次搜索"),
+        sub_question: "子问题",
+        query: "查询",
+        from: "来自",
+        from_round: ("第", "次搜索"),
+    };
+    pub const EN: ListWords = ListWords {
+        chat_heading: "References",
+        agent_heading: "📚 Cited articles",
+        round: ("Search ", ""),
+        sub_question: "sub-question",
+        query: "query",
+        from: "from",
+        from_round: ("search ", ""),
+    };
+
+    pub fn of(lang: crate::model::Lang) -> &'static ListWords {
+        match lang {
+            crate::model::Lang::ZhCn => &ListWords::ZH,
+            crate::model::Lang::En => &ListWords::EN,
+        }
+    }
+}
+
 /// One search round's cited sources.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RoundGroup {
@@ -56,11 +99,16 @@ pub fn grouped_by_round(registry: &impl Lookup, used: &[u32]) -> Vec<RoundGroup>
 
 /// Chat's list as Markdown; empty when nothing is cited.
 pub fn chat_markdown(registry: &impl Lookup, used: &[u32]) -> String {
+    chat_markdown_in(&ListWords::ZH, registry, used)
+}
+
+/// Chat's list as Markdown in `words`' language.
+pub fn chat_markdown_in(words: &ListWords, registry: &impl Lookup, used: &[u32]) -> String {
     let entries = cited_entries(registry, used);
     if entries.is_empty() {
         return String::new();
     }
-    let mut out = format!("\n\n---\n**{CHAT_HEADING}:**\n");
+    let mut out = format!("\n\n---\n**{}:**\n", words.chat_heading);
     for entry in &entries {
         out.push('\n');
         push_entry_line(&mut out, entry);
@@ -71,7 +119,12 @@ pub fn chat_markdown(registry: &impl Lookup, used: &[u32]) -> String {
 /// Agent/Research's grouped list as Markdown (seed 002 layout); empty when nothing is
 /// cited. In dedup mode an entry found in several rounds says so ("来自: 第1次搜索, …").
 pub fn agent_markdown(registry: &impl Lookup, used: &[u32]) -> String {
-    grouped_markdown(registry, used, |_| None)
+    grouped_markdown(&ListWords::ZH, registry, used, |_| None)
+}
+
+/// Agent's list in `words`' language.
+pub fn agent_markdown_in(words: &ListWords, registry: &impl Lookup, used: &[u32]) -> String {
+    grouped_markdown(words, registry, used, |_| None)
 }
 
 /// Research's grouped list: each group is labelled with the sub-question its round
@@ -81,10 +134,21 @@ pub fn research_markdown(
     used: &[u32],
     label: impl Fn(u32) -> Option<String>,
 ) -> String {
-    grouped_markdown(registry, used, label)
+    grouped_markdown(&ListWords::ZH, registry, used, label)
+}
+
+/// Research's list in `words`' language.
+pub fn research_markdown_in(
+    words: &ListWords,
+    registry: &impl Lookup,
+    used: &[u32],
+    label: impl Fn(u32) -> Option<String>,
+) -> String {
+    grouped_markdown(words, registry, used, label)
 }
 
 fn grouped_markdown(
+    words: &ListWords,
     registry: &impl Lookup,
     used: &[u32],
     label: impl Fn(u32) -> Option<String>,
@@ -93,17 +157,17 @@ fn grouped_markdown(
     if groups.is_empty() {
         return String::new();
     }
-    let mut out = format!("\n\n---\n**{AGENT_HEADING}:**\n");
+    let mut out = format!("\n\n---\n**{}:**\n", words.agent_heading);
     for group in &groups {
-        out.push_str("\n**第 ");
-        let _ = write!(out, "{}", group.round);
+        let (before, after) = words.round;
+        let _ = write!(out, "\n**{before}{}{after}** (", group.round);
         match label(group.round) {
             Some(sub_question) => {
-                out.push_str(" 次搜索** (子问题: ");
+                let _ = write!(out, "{}: ", words.sub_question);
                 push_one_line(&mut out, &sub_question);
             }
             None => {
-                out.push_str(" 次搜索** (查询: ");
+                let _ = write!(out, "{}: ", words.query);
                 push_one_line(&mut out, &group.query);
             }
         }
@@ -112,7 +176,7 @@ fn grouped_markdown(
             out.push('\n');
             push_entry_line(&mut out, entry);
             if !entry.also_in_rounds.is_empty() {
-                out.push_str(" - 来自: ");
+                let _ = write!(out, " - {}: ", words.from);
                 for (idx, round) in std::iter::once(entry.round)
                     .chain(entry.also_in_rounds.iter().copied())
                     .enumerate()
@@ -120,7 +184,8 @@ fn grouped_markdown(
                     if idx > 0 {
                         out.push_str(", ");
                     }
-                    let _ = write!(out, "第{round}次搜索");
+                    let (before, after) = words.from_round;
+                    let _ = write!(out, "{before}{round}{after}");
                 }
             }
         }
@@ -260,6 +325,45 @@ mod tests {
             **第 1 次搜索** (查询: q1)
             1. [a title 1](https://a.example.org/1) - `a.example.org` - 来自: 第1次搜索, 第3次搜索"#]]
         .assert_eq(&agent_markdown(&registry, &[1]));
+    }
+
+    #[test]
+    fn lists_in_english_for_english_questions() {
+        let registry = Registry::single_round("q", &sources("a", 2));
+        expect![[r#"
+
+
+            ---
+            **References:**
+
+            2. [a title 2](https://a.example.org/2) - `a.example.org`"#]]
+        .assert_eq(&chat_markdown_in(&ListWords::EN, &registry, &[2]));
+        let mut registry = Registry::with_dedup();
+        registry.add_round("q1", &sources("a", 2));
+        registry.add_round("q2", &sources("b", 1));
+        registry.add_round("q3", &sources("a", 1));
+        expect![[r#"
+
+
+            ---
+            **📚 Cited articles:**
+
+            **Search 1** (query: q1)
+            1. [a title 1](https://a.example.org/1) - `a.example.org` - from: search 1, search 3
+
+            **Search 2** (sub-question: What is b?)
+            3. [b title 1](https://b.example.org/1) - `b.example.org`"#]]
+        .assert_eq(&research_markdown_in(
+            ListWords::of(crate::model::Lang::En),
+            &registry,
+            &[1, 3],
+            |round| (round == 2).then(|| "What is b?".to_string()),
+        ));
+        assert_eq!(
+            ListWords::of(crate::model::Lang::ZhCn),
+            &ListWords::ZH,
+            "Chinese questions keep seed 002's words"
+        );
     }
 
     #[test]

@@ -19,9 +19,10 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
     let t = use_texts();
     let draft = RwSignal::new(String::new());
 
-    // Sends a question; `force_search`: "搜索后重答" (the box keeps what is typed there).
-    let send_question = move |question: String, force_search: bool| {
-        if !force_search {
+    // Sends a question; `force_search`: "搜索后重答"; `from_box`: the question is what the
+    // box holds (else, a re-run or a follow-up clicked, the box keeps what is typed there).
+    let send_question = move |question: String, force_search: bool, from_box: bool| {
+        if from_box {
             draft.set(String::new());
         }
         chat.answering.set(true);
@@ -42,7 +43,7 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
                     if let Some(exchange) = exchange {
                         chat.remove(exchange);
                     }
-                    if !force_search {
+                    if from_box {
                         draft.set(question);
                     }
                     chat.status.set(error.to_string());
@@ -147,7 +148,7 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
             chat.status.set(t.empty_question.to_string());
             return;
         }
-        send_question(question, false);
+        send_question(question, false, true);
     };
 
     // "搜索后重答" under an answer asks its question again, searching first, as soon as no
@@ -156,7 +157,17 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
         let pending = chat.rerun.get();
         if let (Some(question), false) = (pending, chat.answering.get()) {
             chat.rerun.set(None);
-            send_question(question, true);
+            send_question(question, true, false);
+        }
+    });
+
+    // A follow-up question clicked under an answer ("相关问题") is asked as soon as no
+    // answer is being written.
+    Effect::new(move |_| {
+        let pending = chat.follow_up.get();
+        if let (Some(question), false) = (pending, chat.answering.get()) {
+            chat.follow_up.set(None);
+            send_question(question, false, false);
         }
     });
 
@@ -275,6 +286,7 @@ fn apply(chat: Chat, exchange: Option<LiveExchange>, event: AnswerEvent, t: &'st
         }
         AnswerEvent::Plan { plan } => live.plan.set(Some(plan)),
         AnswerEvent::Aligned { alignments } => live.head.update(|e| e.alignments = alignments),
+        AnswerEvent::Related { questions } => live.head.update(|e| e.related = questions),
         AnswerEvent::Done {
             cited,
             stopped,

@@ -76,6 +76,8 @@ pub struct Chat {
     pub status_base: StoredValue<String>,
     /// A question to ask again with search first ("搜索后重答"); the composer sends it.
     pub rerun: RwSignal<Option<String>>,
+    /// A follow-up question clicked under an answer ("相关问题"); the composer sends it.
+    pub follow_up: RwSignal<Option<String>>,
     next_key: StoredValue<u64>,
     /// The owner the exchanges' signals belong to: the conversation's, never that of the
     /// effect or handler that happened to push them (disposed with it).
@@ -97,6 +99,7 @@ impl Chat {
             progress: RwSignal::new(false),
             status_base: StoredValue::new(String::new()),
             rerun: RwSignal::new(None),
+            follow_up: RwSignal::new(None),
             next_key,
             owner: StoredValue::new(Owner::current()),
         }
@@ -151,6 +154,33 @@ pub fn Conversation(chat: Chat) -> impl IntoView {
                 <ExchangeView key=item.0 exchange=item.1 chat/>
             </For>
         </section>
+    }
+}
+
+/// "相关问题": the answer's follow-ups, each a button that asks it in this conversation.
+#[component]
+fn RelatedQuestions(questions: Signal<Vec<String>>, chat: Chat) -> impl IntoView {
+    let t = use_texts();
+    view! {
+        <nav class="related" aria-label=t.related_questions>
+            <h3 class="related-heading">{t.related_questions}</h3>
+            <ul aria-label=t.related_questions>
+                <For each=move || questions.get() key=|question| question.clone() let:question>
+                    <li>
+                        <button
+                            type="button"
+                            class="related-question"
+                            on:click={
+                                let question = question.clone();
+                                move |_| chat.follow_up.set(Some(question.clone()))
+                            }
+                        >
+                            {question.clone()}
+                        </button>
+                    </li>
+                </For>
+            </ul>
+        </nav>
     }
 }
 
@@ -257,6 +287,12 @@ fn ExchangeView(key: u64, exchange: LiveExchange, chat: Chat) -> impl IntoView {
                 </Show>
                 <Show when=move || done.get() && !footer().is_empty()>
                     <p class="answer-meta">{footer}</p>
+                </Show>
+                <Show when=move || done.get() && live.with(|e| !e.related.is_empty())>
+                    <RelatedQuestions
+                        questions=Signal::derive(move || live.with(|e| e.related.clone()))
+                        chat
+                    />
                 </Show>
                 <Show when=move || done.get() && live.answer.with(|a| !a.is_empty())>
                     <div class="answer-tools">

@@ -71,8 +71,14 @@ pub async fn ask(
             serde_json::to_string_pretty(&result).unwrap_or_else(|_| "{}".to_string())
         );
     } else {
-        println!("{}", reference_list(&exchange));
+        println!("{}", reference_list(&exchange, lang));
         let t = lang.texts();
+        if !exchange.related.is_empty() {
+            println!("\n**{}:**\n", t.related_questions);
+            for question in &exchange.related {
+                println!("- {question}");
+            }
+        }
         if exchange.unsearched {
             eprintln!("! {}", t.unsearched_note);
         }
@@ -140,14 +146,18 @@ fn show(event: AnswerEvent, t: &Texts, printed: &mut HashSet<String>) {
 
 /// The answer's reference list as Markdown: grouped by sub-question (Research), by search
 /// round (Agent), or numbered (Chat).
-fn reference_list(exchange: &Exchange) -> String {
+/// The answer's reference list, in the question's language.
+fn reference_list(exchange: &Exchange, lang: Lang) -> String {
     let sources = SourceMap::new(exchange.sources.iter().cloned());
+    let words = lists::ListWords::of(lang);
     match (&exchange.research, exchange.mode) {
-        (Some(plan), _) => lists::research_markdown(&sources, &exchange.cited, |round| {
+        (Some(plan), _) => lists::research_markdown_in(words, &sources, &exchange.cited, |round| {
             plan.for_round(round).map(|sub| sub.question.clone())
         }),
-        (None, Mode::Agent | Mode::Research) => lists::agent_markdown(&sources, &exchange.cited),
-        (None, Mode::Chat) => lists::chat_markdown(&sources, &exchange.cited),
+        (None, Mode::Agent | Mode::Research) => {
+            lists::agent_markdown_in(words, &sources, &exchange.cited)
+        }
+        (None, Mode::Chat) => lists::chat_markdown_in(words, &sources, &exchange.cited),
     }
 }
 

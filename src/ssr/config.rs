@@ -98,6 +98,8 @@ pub struct Config {
     pub database_url: String,
     /// Where conversation titles come from (`CITED_TITLES`).
     pub titles: Titles,
+    /// Where the follow-up questions under an answer come from (`CITED_RELATED`).
+    pub related: Related,
     /// Valkey/Redis shared by every instance (`CITED_REDIS_URL`): the search cache, rate
     /// limits, running answers, their events and stop signals. `None`: all in this process.
     pub redis_url: Option<Url>,
@@ -242,6 +244,18 @@ pub enum Titles {
     Model,
     /// The first question only.
     Question,
+}
+
+/// Where the follow-up questions under an answer ("相关问题") come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Related {
+    /// The model writes them in a short second call (the sources' headings fill in, and
+    /// stand in without a model).
+    Model,
+    /// The sources' headings and titles only: no extra model call.
+    Sources,
+    /// None.
+    Off,
 }
 
 /// What a model call is for; each kind has its own `max_tokens`.
@@ -517,6 +531,18 @@ impl Config {
                 _ => None,
             },
         );
+        let related =
+            reader.parse(
+                "CITED_RELATED",
+                "model, sources or off",
+                "model",
+                |raw| match raw.trim() {
+                    "model" => Some(Related::Model),
+                    "sources" => Some(Related::Sources),
+                    "off" => Some(Related::Off),
+                    _ => None,
+                },
+            );
         let site_root = reader.parse("CITED_SITE_ROOT", "a folder path", "target/site", |raw| {
             Some(PathBuf::from(raw.trim()))
         });
@@ -642,6 +668,7 @@ impl Config {
             search_cache,
             log_json,
             titles,
+            related,
             site_root,
         };
         (config, reader.warnings)
@@ -778,6 +805,12 @@ impl fmt::Display for Config {
             Titles::Question => "question",
         };
         writeln!(f, "CITED_TITLES={titles}")?;
+        let related = match self.related {
+            Related::Model => "model",
+            Related::Sources => "sources",
+            Related::Off => "off",
+        };
+        writeln!(f, "CITED_RELATED={related}")?;
         writeln!(
             f,
             "CITED_ALIGN_DEADLINE_SECS={}",

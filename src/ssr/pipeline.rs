@@ -39,6 +39,7 @@ use crate::ssr::shared::Shared;
 use crate::ssr::state::AppState;
 
 mod checking;
+pub mod related;
 
 /// The answer stopped early: the stop button, the browser went away, or a `/reset` began
 /// a new conversation. Not a failure; what was written so far is kept.
@@ -1033,6 +1034,11 @@ impl Turn {
             self.send_anyway(AnswerEvent::Aligned { alignments }).await;
             let _ = self.status(None).await;
         }
+        exchange.related = self.related(&exchange).await;
+        if !exchange.related.is_empty() {
+            let questions = exchange.related.clone();
+            self.send_anyway(AnswerEvent::Related { questions }).await;
+        }
         exchange.state = if exchange.stopped {
             ExchangeState::Stopped
         } else if exchange.notices.iter().any(|n| n.level == Level::Error) {
@@ -1153,6 +1159,67 @@ impl Turn {
 
 /// How long a title may take.
 const TITLE_DEADLINE: Duration = Duration::from_secs(30);
+
+/// How long the model may take to write the follow-up questions.
+const RELATED_DEADLINE: Duration = Duration::from_secs(15);
+
+impl Turn {
+    /// The finished answer's follow-up questions, in the question's language: the model's
+    /// (`CITED_RELATED=model`), filled up from the sources' headings. None for a stopped or
+    /// empty answer, or one nobody comes back to (an anonymous API call, `cited eval`).
+    async fn related(&self, exchange: &Exchange) -> Vec<String> {
+        use crate::ssr::config::Related;
+        let source = self.state.config.related;
+        if source == Related::Off
+            || !self.session.kept
+            || exchange.stopped
+            || exchange.answer.trim().is_empty()
+        {
+            return Vec::new();
+        }
+        let mut questions = Vec::new();
+        if source == Related::Model && self.state.llm.kind() == ModelKind::Remote {
+            let request = ChatRequest {
+                deadline: Some(RELATED_DEADLINE),
+                ..ChatRequest::bounded(
+                    prompts::related_messages(&exchange.question, &exchange.answer),
+                    CallKind::Title,
+                    &self.state.config.limits,
+                )
+            };
+            let _ = self.status(Some(crate::model::Status::Relating)).await;
+            let written = tokio::time::timeout(
+                RELATED_DEADLINE,
+                stream_reply(
+                    self.state.llm.as_ref(),
+                    request,
+                    &mut Collect { meter: None },
+                ),
+            )
+            .await;
+            let _ = self.status(None).await;
+            match written {
+                Ok(Ok(Reply {
+                    text, error: None, ..
+                })) => questions = related::from_reply(&text, &exchange.question),
+                _ => tracing::info!(
+                    "no follow-up questions from the model; the sources suggest them"
+                ),
+            }
+        }
+        let lang = Lang::of_text(&exchange.question);
+        let more = related::from_sources(
+            &exchange.question,
+            &exchange.sources,
+            &exchange.cited,
+            lang,
+            &questions,
+        );
+        questions.extend(more);
+        questions.truncate(related::COUNT);
+        questions
+    }
+}
 
 /// The notice for a cut reply of `kind` (whose `max_tokens` variable it names).
 pub fn cut_text(

@@ -94,6 +94,20 @@ pub fn title_messages(question: &str, answer: &str) -> Vec<Message> {
     ]
 }
 
+/// Asks for three short follow-up questions, one per line, in the question's language.
+pub fn related_messages(question: &str, answer: &str) -> Vec<Message> {
+    let answer: String = answer.chars().take(1500).collect();
+    let system = if has_han(question) {
+        "根据这段问答，写 3 个用户接下来可能会问的简短追问：与问题同一种语言，每行一个，不加编号、引号或引用编号，每个不超过 30 个字。只输出这 3 行。"
+    } else {
+        "Write 3 short follow-up questions the user might ask next about this exchange: in the language of the question, one per line, without numbering, quotes or citation numbers, at most 15 words each. Reply with the 3 lines only."
+    };
+    vec![
+        Message::System(system.to_string()),
+        Message::User(format!("{question}\n\n{answer}")),
+    ]
+}
+
 pub fn agent_system(question: &str) -> String {
     if has_han(question) {
         "你是 cited，一个会使用工具的严谨助手。请使用与用户问题相同的语言回答。\n\

@@ -542,3 +542,40 @@ async fn a_second_question_while_answering_is_a_409_that_says_why() {
         .unwrap();
     assert!(stopped);
 }
+
+#[tokio::test]
+async fn a_finished_answer_gets_three_follow_up_questions() {
+    let model = Scripted::new(|request| {
+        if system_prompt(request).contains("follow-up questions") {
+            vec!["1. How is Tokio scheduled? [2]\n- What is rust async runtime?\n".into()]
+        } else {
+            vec!["Tokio is the usual runtime [1].".into()]
+        }
+    });
+    let h = harness(&searxng::shared().url, model, &[("CITED_RELATED", "model")]);
+    let (exchange, events) = ask(&h, "What is rust async runtime?", true).await;
+    // The model's one usable line first (its repeat of the question is dropped), then the
+    // sources' titles fill up to three, in the question's language.
+    assert_eq!(exchange.related.len(), 3, "{:?}", exchange.related);
+    assert_eq!(exchange.related[0], "How is Tokio scheduled?");
+    assert!(exchange.related[1..]
+        .iter()
+        .all(|q| q.starts_with("What else should I know about ")));
+    let sent = events.iter().find_map(|e| match e {
+        AnswerEvent::Related { questions } => Some(questions.clone()),
+        _ => None,
+    });
+    assert_eq!(sent.as_ref(), Some(&exchange.related));
+    let position = |wanted: fn(&AnswerEvent) -> bool| events.iter().position(wanted);
+    assert!(
+        position(|e| matches!(e, AnswerEvent::Done { .. }))
+            < position(|e| matches!(e, AnswerEvent::Related { .. })),
+        "the answer is on screen before its follow-ups"
+    );
+    // Off: no second call and no list.
+    let model = Scripted::new(|_| vec!["Tokio is the usual runtime [1].".into()]);
+    let h = harness(&searxng::shared().url, model, &[("CITED_RELATED", "off")]);
+    let (exchange, _) = ask(&h, "What is rust async runtime?", true).await;
+    assert!(exchange.related.is_empty());
+    assert_eq!(h.model.requests.lock().unwrap().len(), 1);
+}
