@@ -13,11 +13,11 @@
 //
 // Everything runs on 127.0.0.1, is bounded in count, and the harness gives up (and stops
 // what it started) after 8 minutes.
-import { spawn } from 'node:child_process';
 import { readFileSync, mkdtempSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { start, stopAll, giveUpAfter, sleep, waitFor, percentile } from './harness.mjs';
 
 const bin = process.env.CITED_BIN;
 if (!bin) {
@@ -29,48 +29,13 @@ const ports = { fake: 3978, loaded: 3976, limited: 3975 };
 const USERS = Number(process.env.LOAD_USERS ?? 200);
 const ANONYMOUS = Number(process.env.LOAD_ANONYMOUS ?? 20_000);
 const SLOW = Number(process.env.LOAD_SLOW ?? 500);
-const children = [];
-
-function start(command, args, env) {
-  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr.on('data', () => {});
-  children.push(child);
-  return child;
-}
-
-function stopAll() {
-  for (const child of children) child.kill('SIGTERM');
-}
-
-const giveUp = setTimeout(() => {
-  console.error('bench-load: gave up after 8 minutes');
-  stopAll();
-  process.exit(1);
-}, 8 * 60_000);
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor(url) {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {}
-    await sleep(200);
-  }
-  throw new Error(`${url} did not come up`);
-}
+const giveUp = giveUpAfter('bench-load', 8);
 
 function rssMb(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(status.match(/VmRSS:\s+(\d+)/)?.[1] ?? 0);
   return (kb / 1024).toFixed(1);
 }
-
-const percentile = (values, p) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-};
 
 function cited(port, extra) {
   const data = mkdtempSync(join(tmpdir(), 'cited-load-'));

@@ -3,7 +3,8 @@
 // with the scripted model of fake-services.mjs (`echo:` answers). The same questions, the
 // same concurrency, each user its own browser; the two instances get the users in turn.
 // Everything runs on 127.0.0.1 and gives up after 8 minutes.
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { start, stopAll, giveUpAfter, waitFor, percentile } from './harness.mjs';
 
 const bin = process.env.CITED_BIN;
 if (!bin) {
@@ -16,32 +17,7 @@ const redis = process.env.CITED_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/8';
 const USERS = Number(process.env.SCALE_USERS ?? 2000);
 const WIDTH = Number(process.env.SCALE_WIDTH ?? 64);
 const ports = { fake: 3968, a: 3966, b: 3967 };
-const children = [];
-
-function start(command, args, env) {
-  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr.on('data', () => {});
-  children.push(child);
-  return child;
-}
-const stopAll = () => children.forEach((child) => child.kill('SIGTERM'));
-const giveUp = setTimeout(() => {
-  console.error('bench-scale: gave up after 8 minutes');
-  stopAll();
-  process.exit(1);
-}, 8 * 60_000);
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor(url) {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {}
-    await sleep(200);
-  }
-  throw new Error(`${url} did not come up`);
-}
+const giveUp = giveUpAfter('bench-scale', 8);
 
 function cited(port) {
   return start(bin, ['serve'], {
@@ -63,11 +39,6 @@ function cited(port) {
     CITED_LOG: 'warn',
   });
 }
-
-const percentile = (values, p) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-};
 
 /** One user on `base`: asks, reads the answer to its end. */
 async function user(base, marker) {

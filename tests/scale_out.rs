@@ -10,7 +10,8 @@
 #![allow(clippy::unwrap_used, reason = "a test")]
 #![allow(clippy::print_stderr, reason = "the test reports what it measured")]
 
-use std::net::TcpListener as StdListener;
+mod common;
+
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -18,49 +19,11 @@ use std::time::{Duration, Instant};
 
 use axum::extract::{Query, State};
 use axum::response::IntoResponse;
-use axum::routing::{get, post};
+use axum::routing::get;
 use axum::Router;
 use cited::model::{AnswerEvent, Exchange, ExchangeState, LineDecoder};
+use common::{free_port, scripted_model, serve, start_cited};
 use futures_util::StreamExt;
-
-/// An OpenAI-compatible model whose reply depends on the question: "endless" never ends
-/// (a word every 20 ms), "short" is three words, anything else 60 words over about a second.
-async fn scripted_model() -> String {
-    async fn complete(body: String) -> impl IntoResponse {
-        let request: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
-        let asked = request["messages"]
-            .as_array()
-            .and_then(|messages| messages.last())
-            .map(|message| message["content"].to_string())
-            .unwrap_or_default();
-        let words: Option<u64> = if asked.contains("endless") {
-            None
-        } else if asked.contains("short") {
-            Some(3)
-        } else {
-            Some(60)
-        };
-        let chunks = futures_util::stream::unfold(0u64, move |n| async move {
-            tokio::time::sleep(Duration::from_millis(15)).await;
-            let chunk = match words {
-                Some(total) if n == total => {
-                    "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n".to_string()
-                }
-                Some(total) if n > total => return None,
-                _ => format!(
-                    "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"w{n} \"}}}}]}}\n\n"
-                ),
-            };
-            Some((Ok::<_, std::io::Error>(chunk), n + 1))
-        });
-        (
-            [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
-            axum::body::Body::from_stream(chunks),
-        )
-    }
-    let app = Router::new().route("/v1/chat/completions", post(complete));
-    serve(app).await
-}
 
 /// A SearXNG in its JSON shape that counts the searches it answers.
 async fn counting_searxng(searches: Arc<AtomicUsize>) -> String {
@@ -88,21 +51,6 @@ async fn counting_searxng(searches: Arc<AtomicUsize>) -> String {
         .route("/healthz", get(|| async { "OK" }))
         .with_state(searches);
     serve(app).await
-}
-
-async fn serve(app: Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}")
-}
-
-fn free_port() -> u16 {
-    StdListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 struct Services {
@@ -144,7 +92,7 @@ async fn services(db: u8) -> Option<Services> {
     }
 }
 
-/// Starts an instance and waits until it answers `/healthz`.
+/// Starts an instance on the shared services and waits until it answers `/healthz`.
 async fn start(
     port: u16,
     services: &Services,
@@ -152,38 +100,34 @@ async fn start(
     searxng: &str,
     extra: &[(&str, &str)],
 ) -> Child {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cited"))
-        .arg("serve")
-        .env("CITED_ADDR", format!("127.0.0.1:{port}"))
-        .env("CITED_DATABASE_URL", &services.database)
-        .env("CITED_REDIS_URL", &services.redis)
-        .env("CITED_LLM_BASE_URL", format!("{model}/v1"))
-        .env("CITED_LLM_MODEL", "scripted")
-        .env("CITED_SEARXNG_URL", searxng)
-        .env("CITED_SOURCES", "web")
-        .env("CITED_TITLES", "question")
-        .env("CITED_ALIGN_DEADLINE_SECS", "0")
-        .env("CITED_RATE_ASKS_PER_MIN", "4")
-        .env("CITED_LOG", "warn")
-        .envs(extra.iter().copied())
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let health = format!("http://127.0.0.1:{port}/healthz");
-    while Instant::now() < deadline {
-        if reqwest::get(&health)
-            .await
-            .is_ok_and(|r| r.status().is_success())
-        {
-            return child;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    panic!("cited did not start on port {port}");
+    let model = format!("{model}/v1");
+    let mut vars = vec![
+        ("CITED_DATABASE_URL", services.database.as_str()),
+        ("CITED_REDIS_URL", services.redis.as_str()),
+        ("CITED_LLM_BASE_URL", model.as_str()),
+        ("CITED_LLM_MODEL", "scripted"),
+        ("CITED_SEARXNG_URL", searxng),
+        ("CITED_SOURCES", "web"),
+        ("CITED_TITLES", "question"),
+        ("CITED_RELATED", "off"),
+        ("CITED_ALIGN_DEADLINE_SECS", "0"),
+        ("CITED_RATE_ASKS_PER_MIN", "4"),
+        ("CITED_LOG", "warn"),
+    ];
+    vars.extend(extra.iter().copied());
+    start_cited(port, &vars, Stdio::inherit()).await
+}
+
+/// Presses stop on `port`; whether there was an answer to stop.
+async fn stop(browser: &reqwest::Client, port: u16) -> bool {
+    browser
+        .post(format!("http://127.0.0.1:{port}/api/stop"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
 }
 
 fn browser() -> reqwest::Client {
@@ -338,15 +282,7 @@ async fn two_instances_share_answers_stops_searches_limits_and_crashes() {
     let busy = ask(&stopper, b, "a second question meanwhile").await;
     assert_eq!(busy.status(), reqwest::StatusCode::CONFLICT);
     let asked_to_stop = Instant::now();
-    let stopped: bool = stopper
-        .post(format!("http://127.0.0.1:{b}/api/stop"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert!(stopped);
+    assert!(stop(&stopper, b).await);
     let rest = on_a.rest().await;
     let took = asked_to_stop.elapsed();
     assert!(
@@ -567,26 +503,10 @@ async fn model_calls_are_counted_across_instances() {
     let mut on_b = Events::of(ask(&second, b, "endless on B").await);
     let early = tokio::time::timeout(Duration::from_millis(1500), on_b.tokens(1)).await;
     assert!(early.is_err(), "B's model call waits for A's slot");
-    let stopped: bool = first
-        .post(format!("http://127.0.0.1:{a}/api/stop"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert!(stopped);
+    assert!(stop(&first, a).await);
     on_a.rest().await;
     on_b.tokens(2).await;
-    let stopped: bool = second
-        .post(format!("http://127.0.0.1:{b}/api/stop"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert!(stopped);
+    assert!(stop(&second, b).await);
     on_b.rest().await;
     for instance in [&mut instance_a, &mut instance_b] {
         let _ = instance.kill();

@@ -1018,27 +1018,47 @@ impl Turn {
             unsearched: exchange.unsearched,
         };
         self.send_anyway(done).await;
-        // The answer is on screen; now its citations are checked against their pages.
+        // The answer is on screen; now, side by side, its citations are checked against
+        // their pages and its follow-up questions are written.
         let checking = !self.state.config.align_deadline.is_zero();
-        if checking && answered && !exchange.stopped && !exchange.cited.is_empty() {
+        let check = async {
+            if !(checking && answered && !exchange.stopped && !exchange.cited.is_empty()) {
+                return None;
+            }
             let _ = self.status(Some(crate::model::Status::Aligning)).await;
-            exchange.alignments = self.check_citations(&exchange).await;
-            let share = crate::model::SupportShare::of(&exchange.alignments);
+            let alignments = self.check_citations(&exchange).await;
+            let share = crate::model::SupportShare::of(&alignments);
             tracing::info!(
                 checked = share.checked,
                 supported = share.supported,
                 partial = share.partial,
                 "citations checked"
             );
-            let alignments = exchange.alignments.clone();
-            self.send_anyway(AnswerEvent::Aligned { alignments }).await;
+            self.send_anyway(AnswerEvent::Aligned {
+                alignments: alignments.clone(),
+            })
+            .await;
+            Some(alignments)
+        };
+        let follow_ups = async {
+            let (questions, asked) = self.related(&exchange).await;
+            if !questions.is_empty() {
+                self.send_anyway(AnswerEvent::Related {
+                    questions: questions.clone(),
+                })
+                .await;
+            }
+            (questions, asked)
+        };
+        let (alignments, (related, asked)) = tokio::join!(check, follow_ups);
+        // A status line was shown for either: it is cleared.
+        if alignments.is_some() || asked {
             let _ = self.status(None).await;
         }
-        exchange.related = self.related(&exchange).await;
-        if !exchange.related.is_empty() {
-            let questions = exchange.related.clone();
-            self.send_anyway(AnswerEvent::Related { questions }).await;
+        if let Some(alignments) = alignments {
+            exchange.alignments = alignments;
         }
+        exchange.related = related;
         exchange.state = if exchange.stopped {
             ExchangeState::Stopped
         } else if exchange.notices.iter().any(|n| n.level == Level::Error) {
@@ -1167,7 +1187,8 @@ impl Turn {
     /// The finished answer's follow-up questions, in the question's language: the model's
     /// (`CITED_RELATED=model`), filled up from the sources' headings. None for a stopped or
     /// empty answer, or one nobody comes back to (an anonymous API call, `cited eval`).
-    async fn related(&self, exchange: &Exchange) -> Vec<String> {
+    /// Also says whether the model was asked.
+    async fn related(&self, exchange: &Exchange) -> (Vec<String>, bool) {
         use crate::ssr::config::Related;
         let source = self.state.config.related;
         if source == Related::Off
@@ -1175,10 +1196,11 @@ impl Turn {
             || exchange.stopped
             || exchange.answer.trim().is_empty()
         {
-            return Vec::new();
+            return (Vec::new(), false);
         }
         let mut questions = Vec::new();
-        if source == Related::Model && self.state.llm.kind() == ModelKind::Remote {
+        let asked = source == Related::Model && self.state.llm.kind() == ModelKind::Remote;
+        if asked {
             let request = ChatRequest {
                 deadline: Some(RELATED_DEADLINE),
                 ..ChatRequest::bounded(
@@ -1197,7 +1219,6 @@ impl Turn {
                 ),
             )
             .await;
-            let _ = self.status(None).await;
             match written {
                 Ok(Ok(Reply {
                     text, error: None, ..
@@ -1217,7 +1238,7 @@ impl Turn {
         );
         questions.extend(more);
         questions.truncate(related::COUNT);
-        questions
+        (questions, asked)
     }
 }
 
