@@ -1022,7 +1022,7 @@ impl Turn {
         // their pages and its follow-up questions are written.
         let checking = !self.state.config.align_deadline.is_zero();
         let check = async {
-            if !(checking && answered && !exchange.stopped && !exchange.cited.is_empty()) {
+            if !checking || !answered || exchange.stopped || exchange.cited.is_empty() {
                 return None;
             }
             let _ = self.status(Some(crate::model::Status::Aligning)).await;
