@@ -503,6 +503,21 @@ async fn model_calls_are_counted_across_instances() {
     let mut on_b = Events::of(ask(&second, b, "endless on B").await);
     let early = tokio::time::timeout(Duration::from_millis(1500), on_b.tokens(1)).await;
     assert!(early.is_err(), "B's model call waits for A's slot");
+    // Either instance counts both calls: one running, one waiting.
+    let metrics = reqwest::get(format!("http://127.0.0.1:{a}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("cited_shared_model_calls_running 1\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("cited_shared_model_calls_queued 1\n"),
+        "{metrics}"
+    );
     assert!(stop(&first, a).await);
     on_a.rest().await;
     on_b.tokens(2).await;

@@ -934,6 +934,19 @@ impl Drop for Waiter {
 }
 
 impl Shared {
+    /// How many hold a shared slot named `name` and how many wait for one, across every
+    /// instance; `None` without Redis.
+    pub async fn gate_load(&self, name: &str) -> Option<(u64, u64)> {
+        let mut connection = self.connection()?;
+        let mut pipe = redis::pipe();
+        pipe.cmd("ZCARD")
+            .arg(format!("cited:gate:{{{name}}}:slots"));
+        pipe.cmd("ZCARD")
+            .arg(format!("cited:gate:{{{name}}}:queue"));
+        self.call("gate load", pipe.query_async::<(u64, u64)>(&mut connection))
+            .await
+    }
+
     /// Waits in arrival order for one of `capacity` slots named `name`, counted across
     /// every instance. `None` without Redis or when it fails (the caller counts alone).
     pub async fn slot(&self, name: &str, capacity: usize) -> Option<SharedSlot> {

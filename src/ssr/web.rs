@@ -351,6 +351,24 @@ async fn metrics(
             "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}\n"
         ));
     }
+    if let Some((running, queued)) = state.shared.gate_load("model-calls").await {
+        for (name, help, value) in [
+            (
+                "cited_shared_model_calls_running",
+                "Model calls running on every instance (CITED_MAX_MODEL_CALLS counts them all).",
+                running,
+            ),
+            (
+                "cited_shared_model_calls_queued",
+                "Model calls waiting for a slot, on every instance.",
+                queued,
+            ),
+        ] {
+            body.push_str(&format!(
+                "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}\n"
+            ));
+        }
+    }
     body.push_str(&crate::ssr::metrics::metrics().text());
     body.push_str(&format!(
         "# HELP cited_build_info The running version.\n# TYPE cited_build_info gauge\ncited_build_info{{version=\"{}\"}} 1\n",
