@@ -126,6 +126,7 @@ async fn answer(state: &AppState) {
         lang: Lang::En,
         mode: Mode::Research,
         force_search: false,
+        site: None,
     };
     let exchange = cited::ssr::answer::run(
         state.clone(),

@@ -10,11 +10,11 @@ const port = Number(process.env.SEARXNG_PORT ?? 3997);
 const upstream = process.env.FAKE_URL ?? 'http://127.0.0.1:3998';
 const python = process.env.CITED_TEST_SEARXNG_PYTHON ?? join(homedir(), '.cache/cited-searxng-venv/bin/python');
 
-const engine = (name, shortcut, path) => `  - name: ${name}
+const engine = (name, shortcut, path, category = 'general') => `  - name: ${name}
     engine: json_engine
     enable_http: true
     shortcut: ${shortcut}
-    categories: [general]
+    categories: [${category}]
     search_url: ${upstream}/${path}?q={query}
     results_query: items
     url_query: link
@@ -39,7 +39,7 @@ search:
 valkey:
   url: false
 engines:
-${engine('local a', 'la', 'a')}${engine('local b', 'lb', 'b')}`;
+${engine('local a', 'la', 'a')}${engine('local b', 'lb', 'b')}${engine('local papers', 'lp', 'b', 'science')}`;
 
 const dir = mkdtempSync(join(tmpdir(), 'cited-e2e-searxng-'));
 const settingsPath = join(dir, 'settings.yml');

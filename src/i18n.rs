@@ -170,6 +170,20 @@ pub struct Texts {
     pub support_line: &'static str,
     pub aligning: &'static str,
     pub relating: &'static str,
+    /// 网页, 学术, 讨论, 新闻, 代码 (in `Focus::ALL` order).
+    pub focus_names: [&'static str; 5],
+    /// Past day, week, month, year (in `Period::ALL` order).
+    pub period_names: [&'static str; 4],
+    pub filters: &'static str,
+    /// The focus picker's label, and its confirmation (`{focus}`).
+    pub focus_label: &'static str,
+    pub focus_confirmed: &'static str,
+    /// The time range select's label, its "any time", and its confirmation (`{period}`).
+    pub period_label: &'static str,
+    pub period_any: &'static str,
+    pub period_confirmed: &'static str,
+    /// `{site}`: what `--site` was given.
+    pub bad_site: &'static str,
     /// The follow-up questions under an answer (a list's accessible name and heading).
     pub related_questions: &'static str,
     /// The answer waits its turn; `{n}` is its place in the queue.
@@ -350,6 +364,15 @@ pub const ZH_CN: Texts = Texts {
     support_line: "来源支持：{supported}/{checked} 处引用",
     aligning: "正在核对引用…",
     relating: "正在生成相关问题…",
+    focus_names: ["网页", "学术", "讨论", "新闻", "代码"],
+    period_names: ["一天内", "一周内", "一月内", "一年内"],
+    filters: "筛选",
+    focus_label: "搜索范围",
+    focus_confirmed: "搜索范围：{focus}",
+    period_label: "时间范围",
+    period_any: "不限时间",
+    period_confirmed: "时间范围：{period}",
+    bad_site: "「{site}」不是一个网站域名：请写成 example.org 这样的形式。",
     related_questions: "相关问题",
     queued: "排队中，第 {n} 位",
     support_supported: "支持",
@@ -525,6 +548,15 @@ pub const EN: Texts = Texts {
     support_line: "Supported by their sources: {supported} of {checked} citations",
     aligning: "Checking the citations…",
     relating: "Suggesting follow-up questions…",
+    focus_names: ["Web", "Academic", "Discussions", "News", "Code"],
+    period_names: ["Past day", "Past week", "Past month", "Past year"],
+    filters: "Filters",
+    focus_label: "Focus",
+    focus_confirmed: "Focus: {focus}",
+    period_label: "Time range",
+    period_any: "Any time",
+    period_confirmed: "Time range: {period}",
+    bad_site: "“{site}” is not a site's domain: write it like example.org.",
     related_questions: "Related questions",
     queued: "Queued: number {n} in line",
     support_supported: "supported",
@@ -770,6 +802,44 @@ pub fn plan_lines(plan: &crate::model::ResearchPlan, t: &Texts) -> Vec<String> {
         lines.push(format!("■ {}", t.stop_reason(stop)));
     }
     lines
+}
+
+/// What narrowed an answer's searches, as one line (`筛选: 学术 · 一周内 · site:docs.rs`);
+/// empty when nothing did.
+pub fn narrowing_line(narrowing: &crate::model::Narrowing, t: &Texts) -> String {
+    let mut parts = Vec::new();
+    if narrowing.focus != crate::model::Focus::Web {
+        parts.push(focus_name(narrowing.focus, t).to_string());
+    }
+    if let Some(period) = narrowing.period {
+        parts.push(period_name(period, t).to_string());
+    }
+    if let Some(site) = &narrowing.site {
+        parts.push(format!("site:{site}"));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("{}: {}", t.filters, parts.join(" · "))
+    }
+}
+
+/// A focus's name in the UI's language.
+pub fn focus_name(focus: crate::model::Focus, t: &Texts) -> &'static str {
+    let index = crate::model::Focus::ALL
+        .iter()
+        .position(|known| *known == focus)
+        .unwrap_or(0);
+    t.focus_names[index]
+}
+
+/// A period's name in the UI's language.
+pub fn period_name(period: crate::model::Period, t: &Texts) -> &'static str {
+    let index = crate::model::Period::ALL
+        .iter()
+        .position(|known| *known == period)
+        .unwrap_or(0);
+    t.period_names[index]
 }
 
 #[cfg(test)]

@@ -42,6 +42,16 @@ enum Command {
         /// Print only the final result as JSON (answer, 结论, confidence, evidence, sources).
         #[arg(long)]
         json: bool,
+        /// What web searches look at: web, academic, discussions, news or code
+        /// (SearXNG categories or engines, CITED_FOCUS_<NAME>).
+        #[arg(long, default_value = "web", value_parser = parse_focus)]
+        focus: cited::model::Focus,
+        /// Only results from the past day, week, month or year.
+        #[arg(long = "time", value_parser = parse_period)]
+        period: Option<cited::model::Period>,
+        /// Only results from this site, e.g. docs.rs.
+        #[arg(long)]
+        site: Option<String>,
     },
     /// Run a question set (JSON Lines: question and answer) through a mode and report
     /// accuracy, citation validity and precision, coverage, latency, tokens and cost.
@@ -146,6 +156,15 @@ enum Switch {
     Off,
 }
 
+fn parse_focus(raw: &str) -> Result<cited::model::Focus, String> {
+    cited::model::Focus::parse(raw)
+        .ok_or_else(|| "one of web, academic, discussions, news, code".to_string())
+}
+
+fn parse_period(raw: &str) -> Result<cited::model::Period, String> {
+    cited::model::Period::parse(raw).ok_or_else(|| "one of day, week, month, year".to_string())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let (config, warnings) = Config::from_env();
@@ -180,12 +199,20 @@ fn main() -> ExitCode {
             mode,
             search,
             json,
+            focus,
+            period,
+            site,
         } => runtime.block_on(cli::ask(
             config,
             question,
             mode.into(),
             search == Switch::On,
             json,
+            cli::Filters {
+                focus,
+                period,
+                site,
+            },
         )),
         Command::Eval {
             set,

@@ -182,6 +182,12 @@ pub struct Settings {
     /// The UI language; `None` follows the browser's Accept-Language.
     #[serde(default)]
     pub lang: Option<Lang>,
+    /// What web searches look at (the focus picker).
+    #[serde(default)]
+    pub focus: Focus,
+    /// How recent web results must be; `None`: any time.
+    #[serde(default)]
+    pub period: Option<Period>,
 }
 
 impl Default for Settings {
@@ -191,7 +197,100 @@ impl Default for Settings {
             search_enabled: true,
             sources: None,
             lang: None,
+            focus: Focus::Web,
+            period: None,
         }
+    }
+}
+
+/// What narrowed an answer's web searches, shown with its sources.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Narrowing {
+    #[serde(default)]
+    pub focus: Focus,
+    #[serde(default)]
+    pub period: Option<Period>,
+    #[serde(default)]
+    pub site: Option<String>,
+}
+
+impl Narrowing {
+    pub fn is_none(&self) -> bool {
+        *self == Narrowing::default()
+    }
+}
+
+/// What web searches look at: each focus is a set of SearXNG categories or engines
+/// (`CITED_FOCUS_<NAME>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Focus {
+    /// 网页: SearXNG's defaults.
+    #[default]
+    Web,
+    /// 学术: papers (arXiv, Semantic Scholar, PubMed, Crossref…).
+    Academic,
+    /// 讨论: forums (Reddit, Hacker News…).
+    Discussions,
+    /// 新闻.
+    News,
+    /// 代码: repositories and Q&A (GitHub, Stack Overflow…).
+    Code,
+}
+
+impl Focus {
+    pub const ALL: [Focus; 5] = [
+        Focus::Web,
+        Focus::Academic,
+        Focus::Discussions,
+        Focus::News,
+        Focus::Code,
+    ];
+
+    /// The identifier used in forms, variables and the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Focus::Web => "web",
+            Focus::Academic => "academic",
+            Focus::Discussions => "discussions",
+            Focus::News => "news",
+            Focus::Code => "code",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Focus> {
+        Focus::ALL
+            .into_iter()
+            .find(|focus| focus.as_str() == raw.trim())
+    }
+}
+
+/// How recent web results must be (SearXNG's `time_range`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Period {
+    Day,
+    Week,
+    Month,
+    Year,
+}
+
+impl Period {
+    pub const ALL: [Period; 4] = [Period::Day, Period::Week, Period::Month, Period::Year];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Period::Day => "day",
+            Period::Week => "week",
+            Period::Month => "month",
+            Period::Year => "year",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Period> {
+        Period::ALL
+            .into_iter()
+            .find(|period| period.as_str() == raw.trim())
     }
 }
 
@@ -305,6 +404,9 @@ pub struct Exchange {
     /// Follow-up questions ("相关问题") shown under the finished answer.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub related: Vec<String>,
+    /// What narrowed its web searches: the focus, the time range, the site.
+    #[serde(default, skip_serializing_if = "Narrowing::is_none")]
+    pub narrowing: Narrowing,
     /// The tokens the answer's model calls used.
     #[serde(default)]
     pub usage: Option<TokenUsage>,

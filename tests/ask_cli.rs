@@ -42,3 +42,42 @@ fn lists_follow_the_language_of_the_question() {
     assert!(chinese.contains("**相关问题:**"), "{chinese}");
     assert!(!chinese.contains("References"), "{chinese}");
 }
+
+#[test]
+fn filters_are_said_and_a_bad_site_is_refused() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_cited"))
+            .arg("ask")
+            .args(args)
+            .env("CITED_DATABASE_URL", "sqlite::memory:")
+            .env("CITED_SOURCES", "knowledge")
+            .env("CITED_ALIGN_DEADLINE_SECS", "0")
+            .env("CITED_LOG", "warn")
+            .env_remove("CITED_LLM_BASE_URL")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .output()
+            .unwrap()
+    };
+    let narrowed = run(&[
+        "How do I run the tests?",
+        "--focus",
+        "academic",
+        "--time",
+        "week",
+        "--site",
+        "Docs.rs",
+    ]);
+    assert!(narrowed.status.success(), "{narrowed:?}");
+    let said = String::from_utf8(narrowed.stderr).unwrap();
+    assert!(
+        said.contains("Filters: Academic · Past week · site:docs.rs"),
+        "{said}"
+    );
+    let refused = run(&["如何运行测试？", "--site", "https://docs.rs/x"]);
+    assert_eq!(refused.status.code(), Some(2));
+    let said = String::from_utf8(refused.stderr).unwrap();
+    assert!(said.contains("不是一个网站域名"), "{said}");
+    let unknown = run(&["q?", "--focus", "images"]);
+    assert_eq!(unknown.status.code(), Some(2), "clap refuses it");
+}

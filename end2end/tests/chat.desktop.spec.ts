@@ -83,3 +83,25 @@ test('follow-up questions under an answer are asked in the same conversation', a
   await expect(page.locator('.exchange')).toHaveCount(2);
   await expect(page.locator('.exchange').first().getByRole('list', { name: '相关问题' }).getByRole('button')).toHaveCount(3);
 });
+
+test('the focus and the time range narrow the searches and are shown with the sources', async ({ page }) => {
+  await openHydrated(page);
+  await page.getByRole('radio', { name: '学术' }).click();
+  await expect(page.getByText('搜索范围：学术')).toBeVisible();
+  await page.getByLabel('时间范围').selectOption('week');
+  await expect(page.getByText('时间范围：一周内')).toBeVisible();
+  // Kept with the browser's settings.
+  await page.reload();
+  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+  await expect(page.getByRole('radio', { name: '学术' })).toBeChecked();
+  await expect(page.getByLabel('时间范围')).toHaveValue('week');
+  // Academic searches SearXNG's science engines: here the fixture's "local papers" alone.
+  await askQuestion(page, 'Tokio 是什么运行时？');
+  await expect(page.getByRole('button', { name: '发送' })).toBeVisible();
+  const answer = page.locator('.answer').last();
+  await expect(answer.locator('.narrowing')).toHaveText('筛选: 学术 · 一周内');
+  await expect(answer.getByRole('link', { name: /^引用 1/ })).toBeVisible();
+  await page.getByRole('radio', { name: '网页' }).click();
+  await page.getByLabel('时间范围').selectOption('any');
+  await expect(page.getByText('时间范围：不限时间')).toBeVisible();
+});

@@ -279,6 +279,11 @@ fn ExchangeView(key: u64, exchange: LiveExchange, chat: Chat) -> impl IntoView {
                 <Show when=move || done.get() && has_sources.get()>
                     <AllResults entries=live.sources open=uncited()/>
                 </Show>
+                <Show when=move || has_sources.get() && !live.with(|e| e.narrowing.is_none())>
+                    <p class="narrowing">
+                        {move || live.with(|e| crate::i18n::narrowing_line(&e.narrowing, t))}
+                    </p>
+                </Show>
                 <Show when=move || done.get() && live.with(|e| e.unsearched)>
                     <div class="unsearched">
                         <p class="notice warning">{t.unsearched_note}</p>

@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use crate::components::service_status::SearchStatus;
 use crate::components::{use_lang, use_texts, PanelHead};
 use crate::model::Lang;
-use crate::model::{Mode, Settings, Sources};
+use crate::model::{Focus, Mode, Period, Settings, Sources};
 use crate::server_fns::UpdateSettings;
 
 /// What a settings change was about, for its confirmation.
@@ -20,6 +20,8 @@ enum Change {
     Search,
     Sources(Sources),
     Lang,
+    Focus(Focus),
+    Period(Option<Period>),
 }
 
 fn sources_name(t: &'static crate::i18n::Texts, sources: Sources) -> &'static str {
@@ -70,6 +72,8 @@ fn blank() -> UpdateSettings {
         search_enabled: None,
         sources: None,
         lang: None,
+        focus: None,
+        period: None,
     }
 }
 
@@ -106,6 +110,13 @@ pub fn SettingsPanel(
                     Change::Sources(sources) => t
                         .sources_confirmed
                         .replace("{sources}", sources_name(t, sources)),
+                    Change::Focus(focus) => t
+                        .focus_confirmed
+                        .replace("{focus}", crate::i18n::focus_name(focus, t)),
+                    Change::Period(period) => t.period_confirmed.replace(
+                        "{period}",
+                        period.map_or(t.period_any, |p| crate::i18n::period_name(p, t)),
+                    ),
                     Change::Lang => {
                         // Every string on the page changes: render it again in the new language.
                         let _ = window().location().reload();
@@ -163,6 +174,23 @@ pub fn SettingsPanel(
         });
     };
     let sources = move || settings.get().sources.unwrap_or_default();
+    let choose_focus = move |focus: Focus| {
+        settings.update(|settings| settings.focus = focus);
+        last_change.set_value(Change::Focus(focus));
+        save.dispatch(UpdateSettings {
+            focus: Some(focus),
+            ..blank()
+        });
+    };
+    let focus = move || settings.get().focus;
+    let choose_period = move |period: Option<Period>| {
+        settings.update(|settings| settings.period = period);
+        last_change.set_value(Change::Period(period));
+        save.dispatch(UpdateSettings {
+            period: Some(period.map_or("any", Period::as_str).to_string()),
+            ..blank()
+        });
+    };
 
     let mode = move || settings.get().mode;
     let switch_note = move || match mode() {
@@ -205,6 +233,38 @@ pub fn SettingsPanel(
                     {segments("sources", Sources::ALL, Sources::as_str, move |o| sources_name(t, o), sources, choose_sources)}
                 </div>
                 <p class="field-note" id="sources-note">{t.sources_help}</p>
+            </div>
+            <div class="field focus-field">
+                <span class="field-label" id="focus-label">{t.focus_label}</span>
+                <div class="modes focus" role="radiogroup" aria-labelledby="focus-label">
+                    {segments("focus", Focus::ALL, Focus::as_str, move |f| crate::i18n::focus_name(f, t), focus, choose_focus)}
+                </div>
+            </div>
+            <div class="field period-field">
+                <label class="field-label" for="period">{t.period_label}</label>
+                <select
+                    id="period"
+                    class="language"
+                    on:change=move |ev| {
+                        let raw = event_target_value(&ev);
+                        choose_period(Period::parse(&raw));
+                    }
+                >
+                    <option value="any" selected=settings.get_untracked().period.is_none()>{t.period_any}</option>
+                    {Period::ALL
+                        .into_iter()
+                        .map(|option| {
+                            view! {
+                                <option
+                                    value=option.as_str()
+                                    selected=settings.get_untracked().period == Some(option)
+                                >
+                                    {crate::i18n::period_name(option, t)}
+                                </option>
+                            }
+                        })
+                        .collect_view()}
+                </select>
             </div>
             <div class="field language-field">
                 <label class="field-label" for="language">{t.language_label}</label>

@@ -106,6 +106,7 @@ pub async fn ask(
         lang,
         mode: settings.mode,
         force_search: force_search.unwrap_or(false),
+        site: None,
     };
     // Counted as running from now, so a shutdown that comes before the task first runs
     // still waits for it.

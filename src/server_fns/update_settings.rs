@@ -3,14 +3,17 @@ use leptos::prelude::*;
 use crate::error::AppError;
 use crate::model::{Mode, Settings, Sources};
 
-/// Changes the caller's mode, Chat search switch, sources and/or UI language (`zh-CN`,
-/// `en`) and returns the settings now in force. Fields left out stay as they are.
+/// Changes the caller's mode, Chat search switch, sources, UI language (`zh-CN`, `en`),
+/// focus and/or time range (`any`, `day`, `week`, `month`, `year`) and returns the
+/// settings now in force. Fields left out stay as they are.
 #[server(prefix = "/api", endpoint = "update_settings")]
 pub async fn update_settings(
     #[server(default)] mode: Option<Mode>,
     #[server(default)] search_enabled: Option<bool>,
     #[server(default)] sources: Option<Sources>,
     #[server(default)] lang: Option<String>,
+    #[server(default)] focus: Option<crate::model::Focus>,
+    #[server(default)] period: Option<String>,
 ) -> Result<Settings, AppError> {
     let session = crate::ssr::request::session_or_mint().await?;
     let lang = match lang {
@@ -21,7 +24,23 @@ pub async fn update_settings(
         })?),
         None => None,
     };
+    // `any` lifts the time limit.
+    let period = match period.as_deref().map(str::trim) {
+        None => None,
+        Some("any") => Some(None),
+        Some(raw) => Some(Some(crate::model::Period::parse(raw).ok_or_else(|| {
+            crate::ssr::request::reject(AppError::BadInput(format!(
+                "unknown time range {raw:?}; use any, day, week, month or year"
+            )))
+        })?)),
+    };
     let settings = session.update_settings(|settings| {
+        if let Some(focus) = focus {
+            settings.focus = focus;
+        }
+        if let Some(period) = period {
+            settings.period = period;
+        }
         if let Some(mode) = mode {
             settings.mode = mode;
         }

@@ -27,15 +27,43 @@ pub async fn ask(
     mode: Mode,
     search: bool,
     json: bool,
+    filters: Filters,
 ) -> ExitCode {
     let question = question.trim().to_string();
     let lang = Lang::of_text(&question);
-    if let Err(message) = check_question(&question, config.max_question_chars, lang.texts()) {
+    let t = lang.texts();
+    if let Err(message) = check_question(&question, config.max_question_chars, t) {
         eprintln!("{message}");
         return ExitCode::from(2);
     }
+    let site = match filters.site.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(site) => match valid_site(site) {
+            Some(site) => Some(site),
+            None => {
+                eprintln!("{}", t.bad_site.replace("{site}", site));
+                return ExitCode::from(2);
+            }
+        },
+    };
     let state = AppState::new(config);
     let session = state.sessions.create(std::time::Instant::now());
+    session.update_settings(|settings| {
+        settings.focus = filters.focus;
+        settings.period = filters.period;
+    });
+    // What narrows the web searches, said first (in the question's language).
+    let narrowed = i18n::narrowing_line(
+        &crate::model::Narrowing {
+            focus: filters.focus,
+            period: filters.period,
+            site: site.clone(),
+        },
+        t,
+    );
+    if !narrowed.is_empty() && !json {
+        eprintln!("{narrowed}");
+    }
     let (sender, mut receiver) = tokio::sync::mpsc::channel(256);
     let input = TurnInput {
         id: 1,
@@ -44,6 +72,7 @@ pub async fn ask(
         lang,
         mode,
         force_search: false,
+        site,
     };
     let cancel = tokio_util::sync::CancellationToken::new();
     let run = tokio::spawn(answer::run(state, session, input, cancel, sender));
@@ -97,6 +126,31 @@ pub async fn ask(
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// What narrows `cited ask`'s web searches (`--focus`, `--time`, `--site`).
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    pub focus: crate::model::Focus,
+    pub period: Option<crate::model::Period>,
+    pub site: Option<String>,
+}
+
+/// A host name for `site:` (`example.org`, `docs.rs`), lower-cased; `None` for anything
+/// else (a URL, spaces, a lone word).
+pub fn valid_site(raw: &str) -> Option<String> {
+    let site = raw.trim().trim_end_matches('.').to_lowercase();
+    let labels: Vec<&str> = site.split('.').collect();
+    let ok = site.len() <= 253
+        && labels.len() >= 2
+        && labels.iter().all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label.chars().all(|c| c.is_alphanumeric() || c == '-')
+        });
+    ok.then_some(site)
 }
 
 /// The question as `ask` accepts it, or the message that says why not.
@@ -591,5 +645,23 @@ mod tests {
         assert_eq!(utc(0), "1970-01-01 00:00");
         assert_eq!(utc(951_782_400_000), "2000-02-29 00:00");
         assert_eq!(utc(1_795_435_200_000 + 90_000), "2026-11-23 12:01");
+    }
+
+    #[test]
+    fn sites_are_host_names() {
+        assert_eq!(valid_site(" Docs.RS "), Some("docs.rs".to_string()));
+        assert_eq!(valid_site("例子.中国"), Some("例子.中国".to_string()));
+        assert_eq!(valid_site("example.org."), Some("example.org".to_string()));
+        for bad in [
+            "docs",
+            "https://docs.rs",
+            "a b.org",
+            "-x.org",
+            "x..org",
+            "x.org/path",
+            "",
+        ] {
+            assert_eq!(valid_site(bad), None, "{bad:?}");
+        }
     }
 }

@@ -100,6 +100,8 @@ pub struct Config {
     pub titles: Titles,
     /// Where the follow-up questions under an answer come from (`CITED_RELATED`).
     pub related: Related,
+    /// What each focus searches (`CITED_FOCUS_<NAME>`).
+    pub focus: FocusMap,
     /// Valkey/Redis shared by every instance (`CITED_REDIS_URL`): the search cache, rate
     /// limits, running answers, their events and stop signals. `None`: all in this process.
     pub redis_url: Option<Url>,
@@ -244,6 +246,72 @@ pub enum Titles {
     Model,
     /// The first question only.
     Question,
+}
+
+/// The SearXNG categories and engines each focus searches. Empty: SearXNG's defaults.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FocusMap {
+    pub searches: Vec<(crate::model::Focus, FocusSearch)>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FocusSearch {
+    pub categories: Vec<String>,
+    pub engines: Vec<String>,
+}
+
+impl FocusMap {
+    pub fn get(&self, focus: crate::model::Focus) -> FocusSearch {
+        self.searches
+            .iter()
+            .find(|(known, _)| *known == focus)
+            .map(|(_, search)| search.clone())
+            .unwrap_or_default()
+    }
+}
+
+impl fmt::Display for FocusSearch {
+    /// `categories=science;engines=arxiv,pubmed`, the variable's own form.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        if !self.categories.is_empty() {
+            parts.push(format!("categories={}", self.categories.join(",")));
+        }
+        if !self.engines.is_empty() {
+            parts.push(format!("engines={}", self.engines.join(",")));
+        }
+        write!(f, "{}", parts.join(";"))
+    }
+}
+
+/// `categories=a,b;engines=x,y` (either part, or none for SearXNG's defaults).
+fn parse_focus(raw: &str) -> Option<FocusSearch> {
+    let mut search = FocusSearch::default();
+    for part in raw
+        .split(';')
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+    {
+        let (key, list) = part.split_once('=')?;
+        let names: Vec<String> = list
+            .split(',')
+            .map(|name| name.trim().to_string())
+            .filter(|name| !name.is_empty())
+            .collect();
+        let valid = |name: &String| {
+            name.chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, ' ' | '_' | '-' | '.'))
+        };
+        if names.is_empty() || !names.iter().all(valid) {
+            return None;
+        }
+        match key.trim() {
+            "categories" => search.categories = names,
+            "engines" => search.engines = names,
+            _ => return None,
+        }
+    }
+    Some(search)
 }
 
 /// Where the follow-up questions under an answer ("相关问题") come from.
@@ -543,6 +611,31 @@ impl Config {
                     _ => None,
                 },
             );
+        let focus = FocusMap {
+            searches: crate::model::Focus::ALL
+                .into_iter()
+                .map(|focus| {
+                    let (var, default) = match focus {
+                        crate::model::Focus::Web => ("CITED_FOCUS_WEB", ""),
+                        crate::model::Focus::Academic => {
+                            ("CITED_FOCUS_ACADEMIC", "categories=science")
+                        }
+                        crate::model::Focus::Discussions => {
+                            ("CITED_FOCUS_DISCUSSIONS", "categories=social media")
+                        }
+                        crate::model::Focus::News => ("CITED_FOCUS_NEWS", "categories=news"),
+                        crate::model::Focus::Code => ("CITED_FOCUS_CODE", "categories=it"),
+                    };
+                    let search = reader.parse(
+                        var,
+                        "categories=a,b and/or engines=x,y, separated by ;",
+                        default,
+                        parse_focus,
+                    );
+                    (focus, search)
+                })
+                .collect(),
+        };
         let site_root = reader.parse("CITED_SITE_ROOT", "a folder path", "target/site", |raw| {
             Some(PathBuf::from(raw.trim()))
         });
@@ -669,6 +762,7 @@ impl Config {
             log_json,
             titles,
             related,
+            focus,
             site_root,
         };
         (config, reader.warnings)
@@ -811,6 +905,9 @@ impl fmt::Display for Config {
             Related::Off => "off",
         };
         writeln!(f, "CITED_RELATED={related}")?;
+        for (focus, search) in &self.focus.searches {
+            writeln!(f, "CITED_FOCUS_{}={search}", focus.as_str().to_uppercase())?;
+        }
         writeln!(
             f,
             "CITED_ALIGN_DEADLINE_SECS={}",
@@ -1215,6 +1312,32 @@ mod tests {
             assert_eq!(warnings, vec![], "{raw}");
             assert_eq!(config.sources, expected, "{raw}");
         }
+    }
+
+    #[test]
+    fn each_focus_names_categories_or_engines() {
+        use crate::model::Focus;
+        let (config, warnings) = load(&[
+            (
+                "CITED_FOCUS_ACADEMIC",
+                "engines=arxiv, pubmed ;categories=science",
+            ),
+            ("CITED_FOCUS_NEWS", "topics=world"),
+        ]);
+        let academic = config.focus.get(Focus::Academic);
+        assert_eq!(academic.engines, vec!["arxiv", "pubmed"]);
+        assert_eq!(academic.categories, vec!["science"]);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert_eq!(warnings[0].var, "CITED_FOCUS_NEWS");
+        assert_eq!(config.focus.get(Focus::News).categories, vec!["news"]);
+        assert_eq!(config.focus.get(Focus::Web), FocusSearch::default());
+        assert_eq!(
+            config.focus.get(Focus::Discussions).to_string(),
+            "categories=social media"
+        );
+        assert!(config
+            .to_string()
+            .contains("CITED_FOCUS_ACADEMIC=categories=science;engines=arxiv,pubmed\n"));
     }
 
     #[test]

@@ -59,6 +59,8 @@ pub struct TurnInput {
     pub mode: Mode,
     /// Agent: search first whatever the model would do ("搜索后重答").
     pub force_search: bool,
+    /// Web searches look only at this site (`cited ask --site`).
+    pub site: Option<String>,
 }
 
 impl TurnInput {
@@ -72,6 +74,7 @@ impl TurnInput {
             search_enabled: true,
             mode,
             force_search: false,
+            site: None,
         }
     }
 }
@@ -445,11 +448,17 @@ impl Turn {
         events: mpsc::Sender<AnswerEvent>,
     ) -> Turn {
         let offline = state.llm.kind() == ModelKind::Extractive;
+        let settings = session.settings();
         let exchange = Exchange {
             id: input.id,
             mode: input.mode,
             question: input.question.clone(),
             offline,
+            narrowing: crate::model::Narrowing {
+                focus: settings.focus,
+                period: settings.period,
+                site: input.site.clone(),
+            },
             ..Exchange::default()
         };
         let turn = Turn {
@@ -814,14 +823,43 @@ impl Turn {
         query: &str,
         options: &SearchOptions,
     ) -> Result<(Result<SearchResults, SearchError>, CacheUse), Halted> {
+        let (query, options) = self.filtered(provider, query, options);
         self.guard(cached_search(
             &self.session,
             &self.state.shared,
             provider,
-            query,
-            options,
+            &query,
+            &options,
         ))
         .await
+    }
+
+    /// A web search as the user narrowed it: the session's focus (its categories or
+    /// engines, unless the search names its own) and period, and the answer's site.
+    fn filtered(
+        &self,
+        provider: &dyn SearchProvider,
+        query: &str,
+        options: &SearchOptions,
+    ) -> (String, SearchOptions) {
+        let mut options = options.clone();
+        if provider.kind() == crate::ssr::search::ProviderKind::Knowledge {
+            return (query.to_string(), options);
+        }
+        let settings = self.session.settings();
+        if options.categories.is_empty() && options.engines.is_empty() {
+            let search = self.state.config.focus.get(settings.focus);
+            options.categories = search.categories;
+            options.engines = search.engines;
+        }
+        if options.time_range.is_none() {
+            options.time_range = settings.period.map(Into::into);
+        }
+        let query = match &self.input.site {
+            Some(site) if !query.contains("site:") => format!("{query} site:{site}"),
+            _ => query.to_string(),
+        };
+        (query, options)
     }
 
     /// Numbers search rounds in the session registry, in order; logs each allocation and

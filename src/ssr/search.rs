@@ -23,6 +23,17 @@ pub enum TimeRange {
     Year,
 }
 
+impl From<crate::model::Period> for TimeRange {
+    fn from(period: crate::model::Period) -> TimeRange {
+        match period {
+            crate::model::Period::Day => TimeRange::Day,
+            crate::model::Period::Week => TimeRange::Week,
+            crate::model::Period::Month => TimeRange::Month,
+            crate::model::Period::Year => TimeRange::Year,
+        }
+    }
+}
+
 impl TimeRange {
     pub fn as_str(self) -> &'static str {
         match self {

@@ -124,6 +124,7 @@ async fn agent(
         lang: Lang::ZhCn,
         mode: Mode::Agent,
         force_search: false,
+        site: None,
     };
     let exchange = answer::run(
         state.clone(),
@@ -253,6 +254,7 @@ async fn numbering_continues_across_questions_and_restarts_after_reset() {
         lang: Lang::ZhCn,
         mode: Mode::Chat,
         force_search: false,
+        site: None,
     };
     let chat_exchange = answer::run(
         chat_state,

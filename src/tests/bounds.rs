@@ -87,6 +87,7 @@ async fn ask_with(
         lang: Lang::En,
         mode,
         force_search,
+        site: None,
     };
     super::answer_collecting(state, input).await
 }

@@ -148,6 +148,7 @@ async fn ask(
         lang: Lang::ZhCn,
         mode: Mode::Chat,
         force_search: false,
+        site: None,
     };
     let exchange = answer::run(
         harness.state.clone(),
@@ -310,6 +311,7 @@ async fn stop_ends_the_answer_and_keeps_what_was_written() {
         lang: Lang::ZhCn,
         mode: Mode::Chat,
         force_search: false,
+        site: None,
     };
     let run = {
         let (state, session, cancel) = (h.state.clone(), h.session.clone(), cancel.clone());
@@ -350,6 +352,7 @@ async fn a_reset_during_an_answer_is_not_undone_by_it() {
         lang: Lang::ZhCn,
         mode: Mode::Chat,
         force_search: false,
+        site: None,
     };
     let run = {
         let (state, session) = (h.state.clone(), h.session.clone());
@@ -578,4 +581,88 @@ async fn a_finished_answer_gets_three_follow_up_questions() {
     let (exchange, _) = ask(&h, "What is rust async runtime?", true).await;
     assert!(exchange.related.is_empty());
     assert_eq!(h.model.requests.lock().unwrap().len(), 1);
+}
+
+/// Records what each search asked for; answers with one source.
+struct Recording {
+    seen: Mutex<Vec<(String, SearchOptions)>>,
+}
+
+#[async_trait]
+impl SearchProvider for Recording {
+    async fn search(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> Result<SearchResults, SearchError> {
+        self.seen
+            .lock()
+            .unwrap()
+            .push((query.to_string(), options.clone()));
+        Ok(SearchResults {
+            query: query.to_string(),
+            sources: vec![crate::model::Source {
+                url: "https://docs.rs/tokio".into(),
+                title: "tokio - Rust".into(),
+                snippet: "An async runtime.".into(),
+                ..crate::model::Source::default()
+            }],
+            ..SearchResults::default()
+        })
+    }
+}
+
+#[tokio::test]
+async fn focus_period_and_site_narrow_the_web_search() {
+    let model = Scripted::new(|_| vec!["Tokio [1].".into()]);
+    let mut h = harness(
+        &searxng::shared().url,
+        model,
+        &[("CITED_FOCUS_CODE", "engines=github,stackoverflow")],
+    );
+    let recording = Arc::new(Recording {
+        seen: Mutex::new(Vec::new()),
+    });
+    h.state.search = recording.clone();
+    let ask_narrowed = |focus, period, site: Option<&str>| {
+        h.session.update_settings(|settings| {
+            settings.focus = focus;
+            settings.period = period;
+        });
+        let input = TurnInput {
+            id: 1,
+            question: "tokio runtime".into(),
+            search_enabled: true,
+            lang: Lang::En,
+            mode: Mode::Chat,
+            force_search: false,
+            site: site.map(str::to_string),
+        };
+        let (sender, mut receiver) = mpsc::channel(256);
+        let state = h.state.clone();
+        let session = Arc::clone(&h.session);
+        async move {
+            tokio::spawn(async move { while receiver.recv().await.is_some() {} });
+            answer::run(state, session, input, CancellationToken::new(), sender).await
+        }
+    };
+    use crate::model::{Focus, Period};
+    use crate::ssr::search::TimeRange;
+    ask_narrowed(Focus::Academic, Some(Period::Week), Some("docs.rs")).await;
+    ask_narrowed(Focus::Code, None, None).await;
+    ask_narrowed(Focus::Web, None, None).await;
+    let seen = recording.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert_eq!(seen[0].0, "tokio runtime site:docs.rs");
+    assert_eq!(seen[0].1.categories, vec!["science"]);
+    assert_eq!(seen[0].1.time_range, Some(TimeRange::Week));
+    assert_eq!(seen[1].0, "tokio runtime");
+    assert_eq!(seen[1].1.engines, vec!["github", "stackoverflow"]);
+    assert!(seen[1].1.categories.is_empty());
+    assert_eq!(seen[1].1.time_range, None);
+    assert_eq!(
+        seen[2].1,
+        SearchOptions::default(),
+        "Web: SearXNG's defaults"
+    );
 }

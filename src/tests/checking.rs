@@ -103,6 +103,7 @@ fn input(question: &str) -> TurnInput {
         lang: Lang::En,
         mode: Mode::Chat,
         force_search: false,
+        site: None,
     }
 }
 

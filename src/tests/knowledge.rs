@@ -233,6 +233,7 @@ async fn ask_offline(state: &AppState, question: &str, mode: Mode) -> Exchange {
         lang: Lang::ZhCn,
         mode,
         force_search: false,
+        site: None,
     };
     let cancel = CancellationToken::new();
     let exchange = crate::ssr::answer::run(state.clone(), session, input, cancel, sender).await;

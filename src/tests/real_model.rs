@@ -62,6 +62,7 @@ fn input(question: &str, mode: Mode, lang: Lang) -> TurnInput {
         lang,
         mode,
         force_search: false,
+        site: None,
     }
 }
 

@@ -190,6 +190,7 @@ async fn run_research(
         lang: Lang::En,
         mode: Mode::Research,
         force_search: false,
+        site: None,
     };
     let collector = tokio::spawn(async move {
         let mut events = Vec::new();

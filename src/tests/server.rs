@@ -106,6 +106,7 @@ fn effective(mode: Mode, search_enabled: bool) -> Settings {
         search_enabled,
         sources: Some(crate::model::Sources::Auto),
         lang: Some(crate::model::Lang::ZhCn),
+        ..Settings::default()
     }
 }
 

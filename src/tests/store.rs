@@ -317,6 +317,8 @@ async fn unfinished_answers_become_interrupted_and_browsers_are_remembered() {
             search_enabled: false,
             sources: None,
             lang: Some(Lang::En),
+            focus: crate::model::Focus::Academic,
+            period: Some(crate::model::Period::Week),
         };
         let browser = StoredBrowser {
             settings,
@@ -344,6 +346,7 @@ async fn answer(state: &AppState, session: &Arc<Session>, question: &str, mode: 
         lang: Lang::ZhCn,
         mode,
         force_search: false,
+        site: None,
     };
     let exchange = crate::ssr::answer::run(
         state.clone(),
@@ -432,6 +435,7 @@ fn a_crash_mid_answer_leaves_the_question_interrupted() {
                 lang: Lang::ZhCn,
                 mode: Mode::Chat,
                 force_search: false,
+                site: None,
             };
             tokio::spawn(crate::ssr::answer::run(
                 state,
