@@ -819,6 +819,9 @@ pub enum AnswerEvent {
         offline: bool,
         #[serde(default)]
         question: String,
+        /// What narrows its web searches (shown with its sources).
+        #[serde(default, skip_serializing_if = "Narrowing::is_none")]
+        narrowing: Narrowing,
     },
     /// What is happening now, for the status line (正在搜索…); `None` clears it. The
     /// browser and the command line put it into words ([`crate::i18n::status_line`]).
@@ -934,6 +937,11 @@ mod tests {
                 id: 7,
                 offline: false,
                 question: "量子计算?".into(),
+                narrowing: Narrowing {
+                    focus: Focus::News,
+                    period: Some(Period::Day),
+                    site: Some("example.org".into()),
+                },
             },
             AnswerEvent::Token {
                 text: "量子计算 [1]\n很强".into(),

@@ -37,8 +37,8 @@ test('fits a 360 px touch screen: mode chips and the switch stay, the rest is on
   await expect(page.getByText('SearXNG 正常')).toBeVisible();
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
   // A choice in the sheet works and is confirmed; the close button folds it away.
-  await page.getByRole('radio', { name: '网页' }).tap();
-  await expect(page.getByRole('radio', { name: '网页' })).toBeChecked();
+  await sources.getByRole('radio', { name: '网页' }).tap();
+  await expect(sources.getByRole('radio', { name: '网页' })).toBeChecked();
   await page.getByRole('button', { name: '关闭' }).tap();
   await expect(sources).toBeHidden();
   await expect(settings).toHaveAttribute('aria-expanded', 'false');

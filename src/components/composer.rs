@@ -266,9 +266,15 @@ fn apply(chat: Chat, exchange: Option<LiveExchange>, event: AnswerEvent, t: &'st
         return;
     };
     match event {
-        AnswerEvent::Started { id, offline, .. } => live.head.update(|e| {
+        AnswerEvent::Started {
+            id,
+            offline,
+            narrowing,
+            ..
+        } => live.head.update(|e| {
             e.id = id;
             e.offline = offline;
+            e.narrowing = narrowing;
         }),
         AnswerEvent::Reasoning { text } => live.reasoning.update(|r| r.push_str(&text)),
         AnswerEvent::Notice { notice } => live.notices.update(|n| n.push(notice)),

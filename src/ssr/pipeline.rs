@@ -489,6 +489,7 @@ impl Turn {
             id: turn.input.id,
             offline,
             question: turn.input.question.clone(),
+            narrowing: turn.exchange.narrowing.clone(),
         })
         .await;
         let mut turn = turn;
