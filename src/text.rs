@@ -8,6 +8,31 @@ pub fn has_han(text: &str) -> bool {
     })
 }
 
+/// A host name for `site:` (`example.org`, `docs.rs`), lower-cased; `None` for anything
+/// else (a URL, spaces, a lone word).
+pub fn valid_site(raw: &str) -> Option<String> {
+    let site = raw.trim().trim_end_matches('.').to_lowercase();
+    let labels: Vec<&str> = site.split('.').collect();
+    let ok = site.len() <= 253
+        && labels.len() >= 2
+        && labels.iter().all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label.chars().all(|c| c.is_alphanumeric() || c == '-')
+        });
+    ok.then_some(site)
+}
+
+/// The site a question names with `site:example.org`, if any (a valid host name).
+pub fn site_in(question: &str) -> Option<String> {
+    question
+        .split_whitespace()
+        .filter_map(|word| word.strip_prefix("site:"))
+        .find_map(valid_site)
+}
+
 /// Terms for full-text search: lowercase words of other scripts, and every Han character
 /// and pair of neighbouring Han characters, so Chinese matches without a word list.
 pub fn search_terms(text: &str) -> Vec<String> {
@@ -42,6 +67,30 @@ pub fn search_terms(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sites_are_host_names() {
+        assert_eq!(valid_site(" Docs.RS "), Some("docs.rs".to_string()));
+        assert_eq!(valid_site("例子.中国"), Some("例子.中国".to_string()));
+        assert_eq!(valid_site("example.org."), Some("example.org".to_string()));
+        for bad in [
+            "docs",
+            "https://docs.rs",
+            "a b.org",
+            "-x.org",
+            "x..org",
+            "x.org/path",
+            "",
+        ] {
+            assert_eq!(valid_site(bad), None, "{bad:?}");
+        }
+        assert_eq!(
+            site_in("tokio runtime site:Docs.rs please"),
+            Some("docs.rs".to_string())
+        );
+        assert_eq!(site_in("what is site:nothing"), None);
+        assert_eq!(site_in("no site here"), None);
+    }
 
     #[test]
     fn search_terms_cover_words_and_han_pairs() {

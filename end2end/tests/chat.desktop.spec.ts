@@ -100,11 +100,12 @@ test('the focus and the time range narrow the searches and are shown with the so
   // question goes without one.
   await page.getByLabel('时间范围').selectOption('any');
   await expect(page.getByText('时间范围：不限时间')).toBeVisible();
-  // Academic searches SearXNG's science engines: here the fixture's "local papers" alone.
-  await askQuestion(page, 'Tokio 是什么运行时？');
+  // Academic searches SearXNG's science engines: here the fixture's "local papers" alone;
+  // a site: in the question is a filter too.
+  await askQuestion(page, 'Tokio 是什么运行时？ site:docs.example.org');
   await expect(page.getByRole('button', { name: '发送' })).toBeVisible();
   const answer = page.locator('.answer').last();
-  await expect(answer.locator('.narrowing')).toHaveText('筛选: 学术');
+  await expect(answer.locator('.narrowing')).toHaveText('筛选: 学术 · site:docs.example.org');
   await expect(answer.getByRole('link', { name: /^引用 1/ })).toBeVisible();
   await focus.getByRole('radio', { name: '网页' }).click();
   await expect(page.getByText('搜索范围：网页')).toBeVisible();

@@ -99,6 +99,9 @@ pub async fn ask(
     let settings = session.settings();
     let search_enabled = settings.search_enabled || !settings.mode.has_search_switch();
     let (sender, receiver) = tokio::sync::mpsc::channel::<AnswerEvent>(256);
+    // `site:example.org` in the question keeps every web search of the answer there (the
+    // Agent's own queries too) and is shown with its sources.
+    let site = crate::text::site_in(&question);
     let input = TurnInput {
         id,
         question,
@@ -106,7 +109,7 @@ pub async fn ask(
         lang,
         mode: settings.mode,
         force_search: force_search.unwrap_or(false),
-        site: None,
+        site,
     };
     // Counted as running from now, so a shutdown that comes before the task first runs
     // still waits for it.

@@ -37,8 +37,8 @@ pub async fn ask(
         return ExitCode::from(2);
     }
     let site = match filters.site.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(site) => match valid_site(site) {
+        None | Some("") => crate::text::site_in(&question),
+        Some(site) => match crate::text::valid_site(site) {
             Some(site) => Some(site),
             None => {
                 eprintln!("{}", t.bad_site.replace("{site}", site));
@@ -134,23 +134,6 @@ pub struct Filters {
     pub focus: crate::model::Focus,
     pub period: Option<crate::model::Period>,
     pub site: Option<String>,
-}
-
-/// A host name for `site:` (`example.org`, `docs.rs`), lower-cased; `None` for anything
-/// else (a URL, spaces, a lone word).
-pub fn valid_site(raw: &str) -> Option<String> {
-    let site = raw.trim().trim_end_matches('.').to_lowercase();
-    let labels: Vec<&str> = site.split('.').collect();
-    let ok = site.len() <= 253
-        && labels.len() >= 2
-        && labels.iter().all(|label| {
-            !label.is_empty()
-                && label.len() <= 63
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-                && label.chars().all(|c| c.is_alphanumeric() || c == '-')
-        });
-    ok.then_some(site)
 }
 
 /// The question as `ask` accepts it, or the message that says why not.
@@ -645,23 +628,5 @@ mod tests {
         assert_eq!(utc(0), "1970-01-01 00:00");
         assert_eq!(utc(951_782_400_000), "2000-02-29 00:00");
         assert_eq!(utc(1_795_435_200_000 + 90_000), "2026-11-23 12:01");
-    }
-
-    #[test]
-    fn sites_are_host_names() {
-        assert_eq!(valid_site(" Docs.RS "), Some("docs.rs".to_string()));
-        assert_eq!(valid_site("例子.中国"), Some("例子.中国".to_string()));
-        assert_eq!(valid_site("example.org."), Some("example.org".to_string()));
-        for bad in [
-            "docs",
-            "https://docs.rs",
-            "a b.org",
-            "-x.org",
-            "x..org",
-            "x.org/path",
-            "",
-        ] {
-            assert_eq!(valid_site(bad), None, "{bad:?}");
-        }
     }
 }
