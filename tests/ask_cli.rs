@@ -6,9 +6,11 @@
 
 use std::process::Command;
 
-fn ask(question: &str) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_cited"))
-        .args(["ask", question])
+/// `cited ask ARGS…` offline, on the project's docs.
+fn run(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_cited"))
+        .arg("ask")
+        .args(args)
         .env("CITED_DATABASE_URL", "sqlite::memory:")
         .env("CITED_SOURCES", "knowledge")
         .env("CITED_ALIGN_DEADLINE_SECS", "0")
@@ -17,7 +19,12 @@ fn ask(question: &str) -> String {
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// What `cited ask QUESTION` prints, having succeeded.
+fn ask(question: &str) -> String {
+    let output = run(&[question]);
     assert!(output.status.success(), "{output:?}");
     String::from_utf8(output.stdout).unwrap()
 }
@@ -45,20 +52,6 @@ fn lists_follow_the_language_of_the_question() {
 
 #[test]
 fn filters_are_said_and_a_bad_site_is_refused() {
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_cited"))
-            .arg("ask")
-            .args(args)
-            .env("CITED_DATABASE_URL", "sqlite::memory:")
-            .env("CITED_SOURCES", "knowledge")
-            .env("CITED_ALIGN_DEADLINE_SECS", "0")
-            .env("CITED_LOG", "warn")
-            .env_remove("CITED_LLM_BASE_URL")
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .output()
-            .unwrap()
-    };
     let narrowed = run(&[
         "How do I run the tests?",
         "--focus",
