@@ -9,7 +9,7 @@ mod common;
 use std::process::{Command, Stdio};
 
 use cited::model::{AnswerEvent, Exchange, ExchangeState, LineDecoder};
-use common::{free_port, scripted_model, start_cited};
+use common::{free_port, post_json, scripted_model, start_cited};
 use futures_util::StreamExt;
 
 /// Starts the binary on `database` with the scripted model.
@@ -73,14 +73,7 @@ async fn kill_9_mid_answer_keeps_the_question_as_interrupted() {
     let port = free_port();
     let mut server = start(port, &database, &model).await;
     // The cookie jar is per host, so the same browser comes back on the new port.
-    let conversation: Vec<Exchange> = browser
-        .post(format!("http://127.0.0.1:{port}/api/conversation"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let conversation: Vec<Exchange> = post_json(&browser, port, "/api/conversation").await;
     let page = browser
         .get(format!("http://127.0.0.1:{port}/"))
         .send()

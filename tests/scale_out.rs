@@ -22,7 +22,7 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
 use cited::model::{AnswerEvent, Exchange, ExchangeState, LineDecoder};
-use common::{free_port, scripted_model, serve, start_cited};
+use common::{free_port, post_json, scripted_model, serve, start_cited};
 use futures_util::StreamExt;
 
 /// A SearXNG in its JSON shape that counts the searches it answers.
@@ -120,14 +120,7 @@ async fn start(
 
 /// Presses stop on `port`; whether there was an answer to stop.
 async fn stop(browser: &reqwest::Client, port: u16) -> bool {
-    browser
-        .post(format!("http://127.0.0.1:{port}/api/stop"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    post_json(browser, port, "/api/stop").await
 }
 
 fn browser() -> reqwest::Client {
@@ -213,14 +206,7 @@ async fn ask(browser: &reqwest::Client, port: u16, question: &str) -> reqwest::R
 }
 
 async fn conversation(browser: &reqwest::Client, port: u16) -> Vec<Exchange> {
-    browser
-        .post(format!("http://127.0.0.1:{port}/api/conversation"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    post_json(browser, port, "/api/conversation").await
 }
 
 #[tokio::test]

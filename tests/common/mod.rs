@@ -66,6 +66,23 @@ pub async fn scripted_model() -> String {
     serve(Router::new().route("/v1/chat/completions", post(complete))).await
 }
 
+/// POSTs to `path` on the cited at `port` (a server function without arguments) and reads
+/// its JSON answer.
+pub async fn post_json<T: serde::de::DeserializeOwned>(
+    browser: &reqwest::Client,
+    port: u16,
+    path: &str,
+) -> T {
+    browser
+        .post(format!("http://127.0.0.1:{port}{path}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
 /// Runs `cited serve` on `port` with `vars` and waits until it answers `/healthz`.
 pub async fn start_cited(port: u16, vars: &[(&str, &str)], stderr: Stdio) -> Child {
     let mut child = Command::new(env!("CARGO_BIN_EXE_cited"))
