@@ -52,6 +52,10 @@ enum Command {
         /// Only results from this site, e.g. docs.rs.
         #[arg(long)]
         site: Option<String>,
+        /// The model that answers: a name on CITED_LLM_BASE_URL's endpoint, or
+        /// endpoint|model for one of CITED_LLM_ENDPOINTS.
+        #[arg(long)]
+        model: Option<String>,
     },
     /// Run a question set (JSON Lines: question and answer) through a mode and report
     /// accuracy, citation validity and precision, coverage, latency, tokens and cost.
@@ -202,6 +206,7 @@ fn main() -> ExitCode {
             focus,
             period,
             site,
+            model,
         } => runtime.block_on(cli::ask(
             config,
             question,
@@ -212,6 +217,7 @@ fn main() -> ExitCode {
                 focus,
                 period,
                 site,
+                model,
             },
         )),
         Command::Eval {

@@ -170,7 +170,7 @@ impl Sources {
 }
 
 /// What a session remembers about the user's choices.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
     pub mode: Mode,
     /// The Chat-mode search switch. Kept while Agent or Research mode shows it disabled,
@@ -188,6 +188,13 @@ pub struct Settings {
     /// How recent web results must be; `None`: any time.
     #[serde(default)]
     pub period: Option<Period>,
+    /// Web searches look only at this site (the site field); `site:` in a question wins.
+    #[serde(default)]
+    pub site: Option<String>,
+    /// The picked model (`endpoint|model`) for the next question; `None`: the default.
+    /// Opening a conversation picks the model that last answered in it.
+    #[serde(default)]
+    pub model: Option<String>,
 }
 
 impl Default for Settings {
@@ -199,6 +206,8 @@ impl Default for Settings {
             lang: None,
             focus: Focus::Web,
             period: None,
+            site: None,
+            model: None,
         }
     }
 }
@@ -407,6 +416,9 @@ pub struct Exchange {
     /// What narrowed its web searches: the focus, the time range, the site.
     #[serde(default, skip_serializing_if = "Narrowing::is_none")]
     pub narrowing: Narrowing,
+    /// The model that answered (`endpoint|model`); `None` offline or in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// The tokens the answer's model calls used.
     #[serde(default)]
     pub usage: Option<TokenUsage>,
@@ -601,6 +613,21 @@ pub struct ConversationView {
     #[serde(default)]
     pub summary: Option<ConversationSummary>,
     pub exchanges: Vec<Exchange>,
+}
+
+/// A model the picker offers: `id` is `endpoint|model` (`main` is `CITED_LLM_BASE_URL`'s).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelOption {
+    pub id: String,
+    /// The model's name, after its endpoint's when that is not the main one.
+    pub label: String,
+}
+
+/// The models to pick from and the one in force for the next question.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelChoices {
+    pub options: Vec<ModelOption>,
+    pub current: Option<String>,
 }
 
 /// One conversation in the history list.

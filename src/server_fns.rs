@@ -7,6 +7,7 @@ mod get_conversation;
 mod get_search_status;
 mod get_settings;
 mod history;
+mod list_models;
 mod stop_answer;
 mod update_settings;
 
@@ -20,5 +21,6 @@ pub use history::{
     share_conversation, DeleteConversation, GetHistory, GetShared, OpenConversation,
     RenameConversation, ShareConversation, HISTORY_LIMIT,
 };
+pub use list_models::{list_models, ListModels};
 pub use stop_answer::{stop_answer, StopAnswer};
 pub use update_settings::{update_settings, UpdateSettings};

@@ -13,6 +13,7 @@ mod knowledge;
 mod layers;
 mod llama;
 mod llm;
+mod models;
 mod openai_api;
 mod real_model;
 mod research;

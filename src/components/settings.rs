@@ -11,10 +11,10 @@ use crate::components::service_status::SearchStatus;
 use crate::components::{use_lang, use_texts, PanelHead};
 use crate::model::Lang;
 use crate::model::{Focus, Mode, Period, Settings, Sources};
-use crate::server_fns::UpdateSettings;
+use crate::server_fns::{list_models, UpdateSettings};
 
 /// What a settings change was about, for its confirmation.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 enum Change {
     Mode(Mode),
     Search,
@@ -22,6 +22,9 @@ enum Change {
     Lang,
     Focus(Focus),
     Period(Option<Period>),
+    /// The picked model's label.
+    Model(String),
+    Site,
 }
 
 fn sources_name(t: &'static crate::i18n::Texts, sources: Sources) -> &'static str {
@@ -74,6 +77,8 @@ fn blank() -> UpdateSettings {
         lang: None,
         focus: None,
         period: None,
+        site: None,
+        model: None,
     }
 }
 
@@ -102,7 +107,7 @@ pub fn SettingsPanel(
         };
         let message = match result {
             Ok(saved) => {
-                settings.set(saved);
+                settings.set(saved.clone());
                 match last_change.get_value() {
                     Change::Mode(mode) => format!("{} {}", t.mode_confirmed, lang.mode_name(mode)),
                     Change::Search if saved.search_enabled => t.search_on_confirmed.to_string(),
@@ -117,6 +122,11 @@ pub fn SettingsPanel(
                         "{period}",
                         period.map_or(t.period_any, |p| crate::i18n::period_name(p, t)),
                     ),
+                    Change::Model(label) => t.model_confirmed.replace("{model}", &label),
+                    Change::Site => match &saved.site {
+                        Some(site) => t.site_confirmed.replace("{site}", site),
+                        None => t.site_cleared.to_string(),
+                    },
                     Change::Lang => {
                         // Every string on the page changes: render it again in the new language.
                         let _ = window().location().reload();
@@ -190,6 +200,80 @@ pub fn SettingsPanel(
             period: Some(period.map_or("any", Period::as_str).to_string()),
             ..blank()
         });
+    };
+
+    let choose_site = move |raw: String| {
+        last_change.set_value(Change::Site);
+        // An empty field is not sent by forms: `any` lifts the limit.
+        let raw = if raw.trim().is_empty() {
+            "any".to_string()
+        } else {
+            raw
+        };
+        save.dispatch(UpdateSettings {
+            site: Some(raw),
+            ..blank()
+        });
+    };
+    // Listed once the page runs in the browser (an endpoint may take seconds to answer),
+    // so the first HTML never waits for it; none offline.
+    let models = RwSignal::new(None::<crate::model::ModelChoices>);
+    Effect::new(move |_| {
+        leptos::task::spawn_local(async move {
+            if let Ok(choices) = list_models().await {
+                models.set(Some(choices));
+            }
+        });
+    });
+    let choose_model = move |id: String, label: String| {
+        settings.update(|settings| settings.model = Some(id.clone()));
+        last_change.set_value(Change::Model(label));
+        save.dispatch(UpdateSettings {
+            model: Some(id),
+            ..blank()
+        });
+    };
+    let model_picker = move || {
+        let choices = models.get().filter(|choices| !choices.options.is_empty())?;
+        let fallback = choices.current.clone();
+        let offered = choices.options.clone();
+        let current = move || {
+            settings
+                .get()
+                .model
+                .filter(|id| offered.iter().any(|option| &option.id == id))
+                .or_else(|| fallback.clone())
+                .unwrap_or_default()
+        };
+        let first = current.clone()();
+        let options = choices.options.clone();
+        Some(view! {
+            <div class="field model-field">
+                <label class="field-label" for="model">{t.model_label}</label>
+                <select
+                    id="model"
+                    class="language"
+                    prop:value=current
+                    on:change=move |ev| {
+                        let id = event_target_value(&ev);
+                        let label = options
+                            .iter()
+                            .find(|option| option.id == id)
+                            .map_or_else(|| id.clone(), |option| option.label.clone());
+                        choose_model(id, label);
+                    }
+                >
+                    {choices
+                        .options
+                        .into_iter()
+                        .map(|option| {
+                            let selected = option.id == first;
+                            view! { <option value=option.id selected=selected>{option.label}</option> }
+                        })
+                        .collect_view()}
+                </select>
+            </div>
+        })
     };
 
     let mode = move || settings.get().mode;
@@ -266,6 +350,25 @@ pub fn SettingsPanel(
                         .collect_view()}
                 </select>
             </div>
+            <div class="field site-field">
+                <label class="field-label" for="site">{t.site_label}</label>
+                <input
+                    id="site"
+                    type="text"
+                    class="site"
+                    inputmode="url"
+                    autocomplete="off"
+                    spellcheck="false"
+                    placeholder="example.org"
+                    maxlength="253"
+                    aria-describedby="site-note"
+                    prop:value=move || settings.get().site.unwrap_or_default()
+                    value=settings.get_untracked().site.unwrap_or_default()
+                    on:change=move |ev| choose_site(event_target_value(&ev))
+                />
+                <p class="field-note" id="site-note">{t.site_help}</p>
+            </div>
+            {model_picker}
             <div class="field language-field">
                 <label class="field-label" for="language">{t.language_label}</label>
                 <select

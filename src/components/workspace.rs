@@ -64,10 +64,14 @@ pub fn ConversationPage() -> impl IntoView {
     view! {
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
-                let settings = saved.await.unwrap_or_default();
+                let mut settings = saved.await.unwrap_or_default();
                 let (view, history) = loaded.await;
                 match view {
                     Some(view) => {
+                        // The conversation goes on with the model that last answered in it.
+                        if let Some(model) = view.exchanges.iter().rev().find_map(|e| e.model.clone()) {
+                            settings.model = Some(model);
+                        }
                         let conversation = view.exchanges;
                         let summary = view.summary;
                         view! { <Workspace settings conversation history summary/> }.into_any()

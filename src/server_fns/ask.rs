@@ -101,7 +101,7 @@ pub async fn ask(
     let (sender, receiver) = tokio::sync::mpsc::channel::<AnswerEvent>(256);
     // `site:example.org` in the question keeps every web search of the answer there (the
     // Agent's own queries too) and is shown with its sources.
-    let site = crate::text::site_in(&question);
+    let site = crate::text::site_in(&question).or_else(|| settings.site.clone());
     let input = TurnInput {
         id,
         question,
@@ -110,6 +110,7 @@ pub async fn ask(
         mode: settings.mode,
         force_search: force_search.unwrap_or(false),
         site,
+        model: settings.model.clone(),
     };
     // Counted as running from now, so a shutdown that comes before the task first runs
     // still waits for it.

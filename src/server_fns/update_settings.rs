@@ -4,8 +4,9 @@ use crate::error::AppError;
 use crate::model::{Mode, Settings, Sources};
 
 /// Changes the caller's mode, Chat search switch, sources, UI language (`zh-CN`, `en`),
-/// focus and/or time range (`any`, `day`, `week`, `month`, `year`) and returns the
-/// settings now in force. Fields left out stay as they are.
+/// focus, time range (`any`, `day`, `week`, `month`, `year`), site (`any`: every site) and/or
+/// model (an id from `list_models`; `default`: CITED_LLM_MODEL) and returns the settings
+/// now in force. Fields left out stay as they are.
 #[server(prefix = "/api", endpoint = "update_settings")]
 pub async fn update_settings(
     #[server(default)] mode: Option<Mode>,
@@ -14,8 +15,34 @@ pub async fn update_settings(
     #[server(default)] lang: Option<String>,
     #[server(default)] focus: Option<crate::model::Focus>,
     #[server(default)] period: Option<String>,
+    #[server(default)] site: Option<String>,
+    #[server(default)] model: Option<String>,
 ) -> Result<Settings, AppError> {
     let session = crate::ssr::request::session_or_mint().await?;
+    // `any` (an empty field) searches everywhere.
+    let site = match site.as_deref().map(str::trim) {
+        None => None,
+        Some("" | "any") => Some(None),
+        Some(raw) => Some(Some(crate::text::valid_site(raw).ok_or_else(|| {
+            let t = crate::ssr::request::request_lang().texts();
+            crate::ssr::request::reject(AppError::BadInput(t.bad_site.replace("{site}", raw)))
+        })?)),
+    };
+    // `default` (or nothing) goes back to CITED_LLM_MODEL; anything else must be offered.
+    let model = match model.as_deref().map(str::trim) {
+        None => None,
+        Some("" | "default") => Some(None),
+        Some(id) => {
+            let state = crate::ssr::request::state()?;
+            if !state.models.offers(id).await {
+                let t = crate::ssr::request::request_lang().texts();
+                return Err(crate::ssr::request::reject(AppError::BadInput(
+                    t.unknown_model.replace("{model}", id),
+                )));
+            }
+            Some(Some(id.to_string()))
+        }
+    };
     let lang = match lang {
         Some(raw) => Some(crate::model::Lang::parse(&raw).ok_or_else(|| {
             crate::ssr::request::reject(AppError::BadInput(format!(
@@ -40,6 +67,12 @@ pub async fn update_settings(
         }
         if let Some(period) = period {
             settings.period = period;
+        }
+        if let Some(site) = site {
+            settings.site = site;
+        }
+        if let Some(model) = model {
+            settings.model = model;
         }
         if let Some(mode) = mode {
             settings.mode = mode;

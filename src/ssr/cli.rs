@@ -47,6 +47,21 @@ pub async fn ask(
         },
     };
     let state = AppState::new(config);
+    let model = match filters.model.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(raw) => {
+            let id = if raw.contains('|') {
+                raw.to_string()
+            } else {
+                crate::ssr::llm::models::model_id(crate::ssr::config::MAIN_ENDPOINT, raw)
+            };
+            if state.models.chosen(&id).is_none() {
+                eprintln!("{}", t.unknown_model.replace("{model}", raw));
+                return ExitCode::from(2);
+            }
+            Some(id)
+        }
+    };
     let session = state.sessions.create(std::time::Instant::now());
     session.update_settings(|settings| {
         settings.focus = filters.focus;
@@ -73,6 +88,7 @@ pub async fn ask(
         mode,
         force_search: false,
         site,
+        model,
     };
     let cancel = tokio_util::sync::CancellationToken::new();
     let run = tokio::spawn(answer::run(state, session, input, cancel, sender));
@@ -134,6 +150,8 @@ pub struct Filters {
     pub focus: crate::model::Focus,
     pub period: Option<crate::model::Period>,
     pub site: Option<String>,
+    /// `--model`: a model name on the main endpoint, or `endpoint|model`.
+    pub model: Option<String>,
 }
 
 /// The question as `ask` accepts it, or the message that says why not.

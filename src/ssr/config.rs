@@ -66,6 +66,33 @@ pub struct LlmConfig {
     /// Optional: Ollama, llama.cpp server and vLLM need no key.
     pub api_key: Option<Secret>,
     pub model: String,
+    /// The model for planning, verifying, titles and follow-ups (`CITED_LLM_MODEL_FAST`);
+    /// `None`: `model` does everything.
+    pub fast_model: Option<String>,
+    /// More endpoints whose models the picker offers (`CITED_LLM_ENDPOINTS`).
+    pub more: Vec<Endpoint>,
+}
+
+/// A further model endpoint: `CITED_LLM_ENDPOINTS=name=url …`, its key in
+/// `CITED_LLM_API_KEY_<NAME>` and its default model in `CITED_LLM_MODEL_<NAME>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// Lowercase letters, digits, `-` and `_`; shown in the picker.
+    pub name: String,
+    pub base_url: Url,
+    pub api_key: Option<Secret>,
+    /// The model asked when the endpoint cannot list its own.
+    pub model: Option<String>,
+}
+
+impl Endpoint {
+    /// The variable holding this endpoint's `suffix` (`API_KEY`, `MODEL`).
+    pub fn var(name: &str, suffix: &str) -> String {
+        format!(
+            "CITED_LLM_{suffix}_{}",
+            name.to_ascii_uppercase().replace('-', "_")
+        )
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -326,8 +353,9 @@ pub enum Related {
     Off,
 }
 
-/// What a model call is for; each kind has its own `max_tokens`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a model call is for; each kind has its own `max_tokens`, and every kind but
+/// `Answer` goes to the fast model when there is one (`CITED_LLM_MODEL_FAST`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CallKind {
     /// Research's plan of sub-questions.
     Plan,
@@ -336,8 +364,9 @@ pub enum CallKind {
     /// A Research branch's reflection and evidence.
     Branch,
     /// The streamed answer of every mode (and the Agent's tool-calling turns).
+    #[default]
     Answer,
-    /// A conversation's title.
+    /// A conversation's title (and the follow-up questions).
     Title,
 }
 
@@ -495,6 +524,8 @@ pub const DEFAULT_SEARXNG_URL: &str = "http://localhost:8080";
 pub const DEFAULT_LOG: &str = "cited=info,tower_http=info";
 pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+/// The name of the endpoint `CITED_LLM_BASE_URL` configures, in model choices (`main|model`).
+pub const MAIN_ENDPOINT: &str = "main";
 /// The project's own documentation, relative to the working directory (`make run` runs in
 /// the checkout).
 pub const DEFAULT_KNOWLEDGE: &str = "README.md,ARCHITECTURE.md,searxng/README.md,docs";
@@ -792,6 +823,26 @@ impl fmt::Display for Config {
                 };
                 writeln!(f, "CITED_LLM_API_KEY={key}")?;
                 writeln!(f, "CITED_LLM_MODEL={}", llm.model)?;
+                writeln!(
+                    f,
+                    "CITED_LLM_MODEL_FAST={}",
+                    llm.fast_model
+                        .as_deref()
+                        .unwrap_or("(none: CITED_LLM_MODEL)")
+                )?;
+                for endpoint in &llm.more {
+                    writeln!(
+                        f,
+                        "CITED_LLM_ENDPOINTS: {}={}{}",
+                        endpoint.name,
+                        redacted(&endpoint.base_url),
+                        if endpoint.api_key.is_some() {
+                            " (key set)"
+                        } else {
+                            ""
+                        }
+                    )?;
+                }
             }
             None => writeln!(f, "CITED_LLM_BASE_URL=(none: offline extractive answers)")?,
         }
@@ -1191,12 +1242,67 @@ impl Reader<'_> {
         };
         let model = (self.get)("CITED_LLM_MODEL")
             .map(|model| model.trim().to_string())
+            .filter(|model| !model.is_empty())
             .unwrap_or_else(|| DEFAULT_MODEL.to_string());
+        let fast_model = (self.get)("CITED_LLM_MODEL_FAST")
+            .map(|model| model.trim().to_string())
+            .filter(|fast| !fast.is_empty() && *fast != model);
+        let more = self.endpoints();
         Some(LlmConfig {
             base_url,
             api_key,
             model,
+            fast_model,
+            more,
         })
+    }
+
+    /// `CITED_LLM_ENDPOINTS`: `name=url` pairs separated by spaces, commas or semicolons.
+    /// A pair that does not parse is left out with a warning; the rest stand.
+    fn endpoints(&mut self) -> Vec<Endpoint> {
+        let Some(raw) = (self.get)("CITED_LLM_ENDPOINTS") else {
+            return Vec::new();
+        };
+        let mut endpoints: Vec<Endpoint> = Vec::new();
+        for pair in raw
+            .split([' ', ',', ';', '\n', '\t'])
+            .filter(|pair| !pair.is_empty())
+        {
+            let parsed = pair.split_once('=').and_then(|(name, url)| {
+                let name = name.trim().to_ascii_lowercase();
+                let valid = !name.is_empty()
+                    && name.len() <= 32
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                    && name != MAIN_ENDPOINT
+                    && !endpoints.iter().any(|e| e.name == name);
+                Some((name, parse_http_url(url.trim())?)).filter(|_| valid)
+            });
+            let Some((name, base_url)) = parsed else {
+                self.warnings.push(ConfigWarning {
+                    var: "CITED_LLM_ENDPOINTS",
+                    value: shown_raw(pair),
+                    accepts: "name=http(s)-URL pairs with distinct names of a-z, 0-9, - and _ (not \"main\")".to_string(),
+                    default: "(this endpoint left out)".to_string(),
+                });
+                continue;
+            };
+            let api_key = (self.get)(&Endpoint::var(&name, "API_KEY"))
+                .map(|key| key.trim().to_string())
+                .filter(|key| !key.is_empty())
+                .map(Secret::new);
+            let model = (self.get)(&Endpoint::var(&name, "MODEL"))
+                .map(|model| model.trim().to_string())
+                .filter(|model| !model.is_empty());
+            endpoints.push(Endpoint {
+                name,
+                base_url,
+                api_key,
+                model,
+            });
+        }
+        endpoints
     }
 }
 

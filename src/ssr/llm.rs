@@ -11,8 +11,10 @@ pub mod budget;
 pub mod deltas;
 pub mod extractive;
 pub mod limited;
+pub mod models;
 pub mod openai;
 pub mod repetition;
+pub mod routed;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -206,6 +208,8 @@ pub struct ChatRequest {
     /// The whole call, first byte to last, may take no longer ([`crate::ssr::pipeline::stream_reply`]
     /// cuts it there and keeps what came).
     pub deadline: Option<Duration>,
+    /// What the call is for: [`routed::Routed`] sends all but answers to the fast model.
+    pub kind: CallKind,
 }
 
 impl ChatRequest {
@@ -213,6 +217,7 @@ impl ChatRequest {
     pub fn bounded(messages: Vec<Message>, kind: CallKind, limits: &ModelLimits) -> ChatRequest {
         ChatRequest {
             messages,
+            kind,
             max_tokens: Some(limits.max_tokens(kind)),
             deadline: Some(limits.call_deadline),
             ..ChatRequest::default()

@@ -61,6 +61,8 @@ pub struct TurnInput {
     pub force_search: bool,
     /// Web searches look only at this site (`cited ask --site`).
     pub site: Option<String>,
+    /// The picked model (`endpoint|model`); `None`: the default.
+    pub model: Option<String>,
 }
 
 impl TurnInput {
@@ -75,6 +77,7 @@ impl TurnInput {
             mode,
             force_search: false,
             site: None,
+            model: None,
         }
     }
 }
@@ -409,6 +412,8 @@ const NO_DEADLINE: Duration = Duration::from_secs(24 * 3600);
 /// One answer being written.
 pub struct Turn {
     pub state: AppState,
+    /// The model this answer uses: the picked one, else the default (`state.llm`).
+    pub llm: Arc<dyn ChatModel>,
     pub session: Arc<Session>,
     pub input: TurnInput,
     pub exchange: Exchange,
@@ -447,7 +452,17 @@ impl Turn {
         cancel: CancellationToken,
         events: mpsc::Sender<AnswerEvent>,
     ) -> Turn {
-        let offline = state.llm.kind() == ModelKind::Extractive;
+        let default_id = state.models.default_id().map(str::to_string);
+        let (model, llm) = match input
+            .model
+            .as_deref()
+            .filter(|id| Some(*id) != default_id.as_deref())
+            .and_then(|id| Some((id.to_string(), state.models.chosen(id)?)))
+        {
+            Some((id, llm)) => (Some(id), llm),
+            None => (default_id, Arc::clone(&state.llm)),
+        };
+        let offline = llm.kind() == ModelKind::Extractive;
         let settings = session.settings();
         let exchange = Exchange {
             id: input.id,
@@ -459,9 +474,11 @@ impl Turn {
                 period: settings.period,
                 site: input.site.clone(),
             },
+            model,
             ..Exchange::default()
         };
         let turn = Turn {
+            llm,
             generation: session.generation(),
             numbering: match input.mode {
                 Mode::Chat => Numbering::PerAnswer,
@@ -835,32 +852,18 @@ impl Turn {
         .await
     }
 
-    /// A web search as the user narrowed it: the session's focus (its categories or
-    /// engines, unless the search names its own) and period, and the answer's site.
+    /// A web search as the user narrowed it when the answer began (see [`narrowed`]).
     fn filtered(
         &self,
         provider: &dyn SearchProvider,
         query: &str,
         options: &SearchOptions,
     ) -> (String, SearchOptions) {
-        let mut options = options.clone();
         if provider.kind() == crate::ssr::search::ProviderKind::Knowledge {
-            return (query.to_string(), options);
+            return (query.to_string(), options.clone());
         }
-        let settings = self.session.settings();
-        if options.categories.is_empty() && options.engines.is_empty() {
-            let search = self.state.config.focus.get(settings.focus);
-            options.categories = search.categories;
-            options.engines = search.engines;
-        }
-        if options.time_range.is_none() {
-            options.time_range = settings.period.map(Into::into);
-        }
-        let query = match &self.input.site {
-            Some(site) if !query.contains("site:") => format!("{query} site:{site}"),
-            _ => query.to_string(),
-        };
-        (query, options)
+        let focus = self.state.config.focus.get(self.exchange.narrowing.focus);
+        narrowed(&focus, &self.exchange.narrowing, query, options)
     }
 
     /// Numbers search rounds in the session registry, in order; logs each allocation and
@@ -960,7 +963,7 @@ impl Turn {
             .get_or_insert(limits.max_tokens(CallKind::Answer));
         request.deadline.get_or_insert(limits.call_deadline);
         let max_tokens = request.max_tokens;
-        let llm = Arc::clone(&self.state.llm);
+        let llm = Arc::clone(&self.llm);
         let before = self.exchange.answer.len();
         let reasoning_before = self.exchange.reasoning.len();
         let mut sink = AnswerSink {
@@ -1175,12 +1178,12 @@ impl Turn {
     /// configured). Any failure keeps the question.
     fn name_conversation(&self, conversation: String, exchange: &Exchange) {
         if self.state.config.titles != Titles::Model
-            || self.state.llm.kind() != ModelKind::Remote
+            || self.llm.kind() != ModelKind::Remote
             || exchange.answer.trim().is_empty()
         {
             return;
         }
-        let llm = Arc::clone(&self.state.llm);
+        let llm = Arc::clone(&self.llm);
         let store = Arc::clone(&self.state.store);
         let owner = self.session.owner();
         let asked = crate::ssr::store::title_from(&exchange.question);
@@ -1216,6 +1219,30 @@ impl Turn {
     }
 }
 
+/// A web search narrowed as the user asked: the focus's categories or engines (unless the
+/// search names its own), the period (unless it has its own) and the site (`site:`
+/// appended unless the query has one).
+pub fn narrowed(
+    focus: &crate::ssr::config::FocusSearch,
+    narrowing: &crate::model::Narrowing,
+    query: &str,
+    options: &SearchOptions,
+) -> (String, SearchOptions) {
+    let mut options = options.clone();
+    if options.categories.is_empty() && options.engines.is_empty() {
+        options.categories = focus.categories.clone();
+        options.engines = focus.engines.clone();
+    }
+    if options.time_range.is_none() {
+        options.time_range = narrowing.period.map(Into::into);
+    }
+    let query = match &narrowing.site {
+        Some(site) if !query.contains("site:") => format!("{query} site:{site}"),
+        _ => query.to_string(),
+    };
+    (query, options)
+}
+
 /// How long a title may take.
 const TITLE_DEADLINE: Duration = Duration::from_secs(30);
 
@@ -1238,7 +1265,7 @@ impl Turn {
             return (Vec::new(), false);
         }
         let mut questions = Vec::new();
-        let asked = source == Related::Model && self.state.llm.kind() == ModelKind::Remote;
+        let asked = source == Related::Model && self.llm.kind() == ModelKind::Remote;
         if asked {
             let request = ChatRequest {
                 deadline: Some(RELATED_DEADLINE),
@@ -1251,11 +1278,7 @@ impl Turn {
             let _ = self.status(Some(crate::model::Status::Relating)).await;
             let written = tokio::time::timeout(
                 RELATED_DEADLINE,
-                stream_reply(
-                    self.state.llm.as_ref(),
-                    request,
-                    &mut Collect { meter: None },
-                ),
+                stream_reply(self.llm.as_ref(), request, &mut Collect { meter: None }),
             )
             .await;
             match written {

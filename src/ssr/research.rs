@@ -693,10 +693,10 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
     let state_deadline = turn.state.config.research.deadline;
     let provider = turn.provider().await?;
     let state = &turn.state;
-    let thinker: Arc<dyn Thinker> = match state.llm.kind() {
+    let thinker: Arc<dyn Thinker> = match turn.llm.kind() {
         ModelKind::Extractive => Arc::new(OfflineThinker),
         ModelKind::Remote => Arc::new(ModelThinker {
-            llm: Arc::clone(&state.llm),
+            llm: Arc::clone(&turn.llm),
             snippet_chars: state.config.snippet_chars,
             limits: state.config.limits.clone(),
             meter: Arc::clone(&turn.meter),
@@ -713,6 +713,8 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
         snippet_chars: state.config.snippet_chars,
         lang: turn.input.lang,
         question: turn.input.question.clone(),
+        focus: state.config.focus.get(turn.exchange.narrowing.focus),
+        narrowing: turn.exchange.narrowing.clone(),
     });
     let mut run = Run {
         turn,

@@ -210,13 +210,13 @@ impl Session {
     }
 
     pub fn settings(&self) -> Settings {
-        *lock(&self.settings)
+        lock(&self.settings).clone()
     }
 
     pub fn update_settings(&self, update: impl FnOnce(&mut Settings)) -> Settings {
         let mut settings = lock(&self.settings);
         update(&mut settings);
-        *settings
+        settings.clone()
     }
 
     /// Runs `f` with the session's search cache locked. Never hold it across an `.await`.
@@ -240,6 +240,10 @@ impl Session {
         self.generation.fetch_add(1, Ordering::SeqCst);
         lock(&self.search_cache).clear();
         *lock(&self.conversation_id) = Some(id);
+        // The conversation goes on with the model that last answered in it.
+        if let Some(model) = exchanges.iter().rev().find_map(|e| e.model.clone()) {
+            lock(&self.settings).model = Some(model);
+        }
         let mut exchanges = exchanges;
         let excess = exchanges.len().saturating_sub(MAX_EXCHANGES);
         exchanges.drain(..excess);

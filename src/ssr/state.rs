@@ -12,8 +12,8 @@ use crate::ssr::config::Config;
 use crate::ssr::fetch::FetchPolicy;
 use crate::ssr::knowledge::KnowledgeBase;
 use crate::ssr::limits::Limits;
-use crate::ssr::llm::extractive::Extractive;
-use crate::ssr::llm::openai::{ClientOptions, OpenAiClient};
+use crate::ssr::llm::models::Models;
+use crate::ssr::llm::openai::ClientOptions;
 use crate::ssr::llm::ChatModel;
 use crate::ssr::search::health::HealthMonitor;
 use crate::ssr::search::searxng::Searxng;
@@ -32,6 +32,8 @@ pub struct AppState {
     pub search_health: Arc<HealthMonitor>,
     /// The configured model, or the offline extractive answerer when there is none.
     pub llm: Arc<dyn ChatModel>,
+    /// The models to pick from (`CITED_LLM_ENDPOINTS`); `llm` is their default.
+    pub models: Arc<Models>,
     /// How Research deep-reads pages (SSRF guard, size and time limits).
     pub fetch: Arc<FetchPolicy>,
     /// The local knowledge base (`CITED_KNOWLEDGE_DIR`).
@@ -63,17 +65,6 @@ impl AppState {
             .site_addr(config.addr)
             .build();
         let searxng = Searxng::new(&config);
-        let llm: Arc<dyn ChatModel> = match &config.llm {
-            Some(llm) => Arc::new(OpenAiClient::new(
-                llm,
-                ClientOptions {
-                    idle_timeout: config.limits.idle_timeout,
-                    structured: config.limits.structured,
-                    ..ClientOptions::default()
-                },
-            )),
-            None => Arc::new(Extractive),
-        };
         let knowledge = Arc::new(KnowledgeBase::open(
             config.knowledge.clone(),
             config.snippet_chars,
@@ -90,14 +81,20 @@ impl AppState {
             config.redis_url.as_ref(),
             config.search_cache,
         ));
-        let llm: Arc<dyn ChatModel> = Arc::new(crate::ssr::llm::limited::Limited {
-            inner: llm,
-            permits: Arc::new(crate::ssr::shared::ModelCalls {
+        let models = Arc::new(Models::new(
+            config.llm.as_ref(),
+            ClientOptions {
+                idle_timeout: config.limits.idle_timeout,
+                structured: config.limits.structured,
+                ..ClientOptions::default()
+            },
+            Arc::new(crate::ssr::shared::ModelCalls {
                 shared: Arc::clone(&shared),
                 local: Arc::clone(&limits.model_calls),
                 capacity: config.capacity.model_calls,
             }),
-        });
+        ));
+        let llm = models.default_model();
         let fetch = FetchPolicy {
             readers: Some(Arc::clone(&limits.page_reads)),
             ..FetchPolicy::default()
@@ -109,6 +106,7 @@ impl AppState {
             answers: tokio_util::task::TaskTracker::new(),
             store: Arc::new(store),
             llm,
+            models,
             knowledge,
             fetch: Arc::new(fetch),
             sessions: Arc::new(SessionStore::new(config.session_idle)),

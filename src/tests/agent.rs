@@ -125,6 +125,7 @@ async fn agent(
         mode: Mode::Agent,
         force_search: false,
         site: None,
+        model: None,
     };
     let exchange = answer::run(
         state.clone(),
@@ -255,6 +256,7 @@ async fn numbering_continues_across_questions_and_restarts_after_reset() {
         mode: Mode::Chat,
         force_search: false,
         site: None,
+        model: None,
     };
     let chat_exchange = answer::run(
         chat_state,

@@ -88,6 +88,7 @@ async fn ask_with(
         mode,
         force_search,
         site: None,
+        model: None,
     };
     super::answer_collecting(state, input).await
 }

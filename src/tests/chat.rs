@@ -149,6 +149,7 @@ async fn ask(
         mode: Mode::Chat,
         force_search: false,
         site: None,
+        model: None,
     };
     let exchange = answer::run(
         harness.state.clone(),
@@ -312,6 +313,7 @@ async fn stop_ends_the_answer_and_keeps_what_was_written() {
         mode: Mode::Chat,
         force_search: false,
         site: None,
+        model: None,
     };
     let run = {
         let (state, session, cancel) = (h.state.clone(), h.session.clone(), cancel.clone());
@@ -353,6 +355,7 @@ async fn a_reset_during_an_answer_is_not_undone_by_it() {
         mode: Mode::Chat,
         force_search: false,
         site: None,
+        model: None,
     };
     let run = {
         let (state, session) = (h.state.clone(), h.session.clone());
@@ -637,6 +640,7 @@ async fn focus_period_and_site_narrow_the_web_search() {
             mode: Mode::Chat,
             force_search: false,
             site: site.map(str::to_string),
+            model: None,
         };
         let (sender, mut receiver) = mpsc::channel(256);
         let state = h.state.clone();

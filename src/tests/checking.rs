@@ -104,6 +104,7 @@ fn input(question: &str) -> TurnInput {
         mode: Mode::Chat,
         force_search: false,
         site: None,
+        model: None,
     }
 }
 

@@ -234,6 +234,7 @@ async fn ask_offline(state: &AppState, question: &str, mode: Mode) -> Exchange {
         mode,
         force_search: false,
         site: None,
+        model: None,
     };
     let cancel = CancellationToken::new();
     let exchange = crate::ssr::answer::run(state.clone(), session, input, cancel, sender).await;

@@ -267,6 +267,8 @@ fn client(base: &str, model: &str, key: Option<&str>) -> OpenAiClient {
         base_url: base.parse().unwrap(),
         api_key: key.map(Secret::new),
         model: model.into(),
+        fast_model: None,
+        more: Vec::new(),
     };
     OpenAiClient::new(
         &config,

@@ -63,6 +63,7 @@ fn input(question: &str, mode: Mode, lang: Lang) -> TurnInput {
         mode,
         force_search: false,
         site: None,
+        model: None,
     }
 }
 

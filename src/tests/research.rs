@@ -182,7 +182,6 @@ async fn run_research(
     question: &str,
     cancel: CancellationToken,
 ) -> (Exchange, Vec<AnswerEvent>) {
-    let (sender, mut receiver) = mpsc::channel(1024);
     let input = TurnInput {
         id: 1,
         question: question.into(),
@@ -191,7 +190,18 @@ async fn run_research(
         mode: Mode::Research,
         force_search: false,
         site: None,
+        model: None,
     };
+    run_input(state, session, input, cancel).await
+}
+
+async fn run_input(
+    state: &AppState,
+    session: &Arc<Session>,
+    input: TurnInput,
+    cancel: CancellationToken,
+) -> (Exchange, Vec<AnswerEvent>) {
+    let (sender, mut receiver) = mpsc::channel(1024);
     let collector = tokio::spawn(async move {
         let mut events = Vec::new();
         while let Some(event) = receiver.recv().await {
@@ -705,4 +715,64 @@ async fn numbers_inside_an_evidence_statement_are_checked_like_its_list() {
         "\"yes, enough\" is a yes"
     );
     assert_eq!(exchange.cited, vec![5]);
+}
+
+/// Every search an answer made, passed on to SearXNG.
+struct Seen {
+    inner: Arc<dyn SearchProvider>,
+    searches: Mutex<Vec<(String, SearchOptions)>>,
+}
+
+#[async_trait]
+impl SearchProvider for Seen {
+    async fn search(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> Result<SearchResults, SearchError> {
+        self.searches
+            .lock()
+            .unwrap()
+            .push((query.to_string(), options.clone()));
+        self.inner.search(query, options).await
+    }
+}
+
+#[tokio::test]
+async fn branch_searches_keep_the_focus_period_and_site() {
+    use crate::model::{Focus, Period};
+    use crate::ssr::search::TimeRange;
+    let script = Arc::new(one_loop(vec![
+        sub_question("What is five alpha?", "five alpha"),
+        sub_question("What is three beta?", "three beta"),
+    ]));
+    let (mut state, session) = harness(script, &[]);
+    let seen = Arc::new(Seen {
+        inner: Arc::clone(&state.search),
+        searches: Mutex::new(Vec::new()),
+    });
+    state.search = seen.clone();
+    session.update_settings(|settings| {
+        settings.focus = Focus::Academic;
+        settings.period = Some(Period::Month);
+    });
+    let input = TurnInput {
+        site: Some("example.org".into()),
+        ..TurnInput::standalone("What are alpha and beta?".into(), Mode::Research)
+    };
+    let (exchange, _) = run_input(&state, &session, input, CancellationToken::new()).await;
+    assert_eq!(exchange.narrowing.focus, Focus::Academic);
+    let searches = seen.searches.lock().unwrap().clone();
+    let branches: Vec<&(String, SearchOptions)> = searches
+        .iter()
+        .filter(|(_, options)| options.engines != ["local wiki"])
+        .collect();
+    assert_eq!(branches.len(), 2, "{searches:#?}");
+    for (query, options) in branches {
+        assert!(query.ends_with(" site:example.org"), "{query}");
+        // The focus replaces the research profile's engines.
+        assert_eq!(options.categories, ["science"], "{options:?}");
+        assert!(options.engines.is_empty(), "{options:?}");
+        assert_eq!(options.time_range, Some(TimeRange::Month));
+    }
 }

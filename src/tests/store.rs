@@ -319,6 +319,8 @@ async fn unfinished_answers_become_interrupted_and_browsers_are_remembered() {
             lang: Some(Lang::En),
             focus: crate::model::Focus::Academic,
             period: Some(crate::model::Period::Week),
+            site: Some("example.org".into()),
+            model: Some("main|other-model".into()),
         };
         let browser = StoredBrowser {
             settings,
@@ -347,6 +349,7 @@ async fn answer(state: &AppState, session: &Arc<Session>, question: &str, mode: 
         mode,
         force_search: false,
         site: None,
+        model: None,
     };
     let exchange = crate::ssr::answer::run(
         state.clone(),
@@ -436,6 +439,7 @@ fn a_crash_mid_answer_leaves_the_question_interrupted() {
                 mode: Mode::Chat,
                 force_search: false,
                 site: None,
+                model: None,
             };
             tokio::spawn(crate::ssr::answer::run(
                 state,
@@ -609,7 +613,7 @@ async fn history_pages_share_and_export_work_over_plain_http() {
     let page = server.text(&me, "/?q=json").await;
     assert!(
         page.contains("aria-label=\"历史对话\""),
-        "the history region"
+        "the history region: {page}"
     );
     assert!(page.contains(&format!("href=\"/c/{first}\"")));
     let second = &listed.conversations[0].id;

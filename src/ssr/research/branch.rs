@@ -14,7 +14,7 @@ use crate::model::Lang;
 use crate::model::{Reliability, Source};
 use crate::ssr::config::ResearchConfig;
 use crate::ssr::fetch::{deep_read, FetchPolicy};
-use crate::ssr::pipeline::cached_search;
+use crate::ssr::pipeline::{cached_search, narrowed};
 use crate::ssr::research::thinker::{strip_markers, Candidate, Draft, Material, Planned, Thinker};
 use crate::ssr::search::{ProviderKind, SearchOptions, SearchProvider};
 use crate::ssr::session::Session;
@@ -32,6 +32,9 @@ pub struct Env {
     pub lang: Lang,
     /// The original question.
     pub question: String,
+    /// What the user narrowed web searches to, and their focus's categories or engines.
+    pub narrowing: crate::model::Narrowing,
+    pub focus: crate::ssr::config::FocusSearch,
 }
 
 /// A search the branch made, to be registered as one round.
@@ -73,17 +76,28 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
     let mut outcome = Outcome::default();
     // 1. Search, with the sub-question's profile; engines that find nothing fall back to
     //    the instance's defaults once.
-    let options = profile(planned, &env.research);
+    //    A focus other than Web replaces the profile's engines; the period and the site
+    //    hold for every search of the branch but the encyclopedia check.
+    let mut options = profile(planned, &env.research);
+    let mut query = planned.query.clone();
+    if env.search.kind() != ProviderKind::Knowledge {
+        if env.narrowing.focus != crate::model::Focus::Web {
+            options.engines.clear();
+        }
+        (query, options) = narrowed(&env.focus, &env.narrowing, &query, &options);
+    }
     let mut searched = cached_search(
         &env.session,
         &env.shared,
         env.search.as_ref(),
-        &planned.query,
+        &query,
         &options,
     )
     .await
     .0;
-    if matches!(&searched, Ok(results) if results.sources.is_empty()) && !options.engines.is_empty()
+    if matches!(&searched, Ok(results) if results.sources.is_empty())
+        && !options.engines.is_empty()
+        && env.narrowing.focus == crate::model::Focus::Web
     {
         let plain = SearchOptions {
             engines: Vec::new(),
@@ -94,7 +108,7 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
             &env.session,
             &env.shared,
             env.search.as_ref(),
-            &planned.query,
+            &query,
             &plain,
         )
         .await
