@@ -106,6 +106,7 @@ async fn measure(state: &AppState, mode: Mode, question: &str) -> Figures {
         mode,
         force_search: false,
         site: None,
+        model: None,
     };
     let started = Instant::now();
     let run = tokio::spawn(cited::ssr::answer::run(

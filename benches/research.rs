@@ -127,6 +127,7 @@ async fn answer(state: &AppState) {
         mode: Mode::Research,
         force_search: false,
         site: None,
+        model: None,
     };
     let exchange = cited::ssr::answer::run(
         state.clone(),

@@ -1,3 +1,6 @@
+// One optional argument per setting: a form posts only what changed.
+#![allow(clippy::too_many_arguments)]
+
 use leptos::prelude::*;
 
 use crate::error::AppError;
