@@ -9,8 +9,30 @@ const port = Number(process.env.FAKE_PORT ?? 3998);
 
 const item = (link, name, snippet) => ({ link, name, snippet });
 
+// A 1×1 PNG: the image strip's thumbnails and a favicon.
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+
+// The image strip's pictures ("lighthouse" questions): four PNGs served here, and an SVG
+// cited must never serve.
+function pictures(q) {
+  if (!q.toLowerCase().includes('lighthouse')) return [];
+  const items = [1, 2, 3, 4].map((i) => ({ ...item(`https://photos.example.org/lighthouse/${i}`, `Lighthouse photo ${i}`, ''), thumb: `http://127.0.0.1:${port}/pic/${i}.png` }));
+  items.splice(1, 0, { ...item('https://photos.example.org/drawing', 'A drawing', ''), thumb: `http://127.0.0.1:${port}/pic/evil.svg` });
+  return items;
+}
+
 function engine(which, q) {
   const query = q.toLowerCase();
+  if (query.includes('lighthouse')) {
+    // One source served here (its favicon loads through cited), one elsewhere (its favicon
+    // cannot be had: the letter badge stays).
+    return which === 'a'
+      ? [
+          item(`http://127.0.0.1:${port}/lighthouse`, 'Lighthouses of the coast', 'A lighthouse guides ships at night.'),
+          item('https://lights.example.org/history', 'A history of lighthouses', 'The first lighthouses burned wood.'),
+        ]
+      : [];
+  }
   if (query.includes('xss')) {
     return which === 'a'
       ? [item('https://evil.example.org/page', '<img src=x onerror=alert(1)>Evil <b>title</b>', '<script>alert(2)</script> snippet with html')]
@@ -57,7 +79,7 @@ export function longAnswer() {
   return chunks;
 }
 
-function answerFor(question) {
+function answerFor(question, model = 'fake-model') {
   const q = question.toLowerCase();
   // The load harness: each user's answer repeats its own question, so an answer that
   // reached the wrong user shows.
@@ -72,6 +94,10 @@ function answerFor(question) {
       pace: 20,
       chunks: ['Evil <script>alert(1)</script> ', 'markup [1]. <img src=x onerror=alert(3)> ', '[click me](javascript:alert(4)) and ', '[safe link](https://example.org/safe).\n\n', '<script>alert(5)</script>\n'],
     };
+  }
+  // The model picker: the answer names the model that wrote it.
+  if (q.includes('which model')) {
+    return { pace: 20, chunks: [`Written by ${model} [1].`] };
   }
   if (q.includes('uncited')) {
     return { pace: 20, chunks: ['Tokio is the runtime most Rust servers use, ', 'and it is fast.'] };
@@ -174,7 +200,7 @@ async function chat(req, res, body) {
     res.write('data: [DONE]\n\n');
     return res.end();
   }
-  const { pace, chunks } = answerFor(question);
+  const { pace, chunks } = answerFor(question, body.model);
   let closed = false;
   res.on('close', () => { closed = true; });
   for (const chunk of chunks) {
@@ -195,7 +221,23 @@ const server = http.createServer((req, res) => {
     if (url.pathname === '/health') return res.end('ok');
     if (url.pathname === '/v1/models') {
       res.writeHead(200, { 'content-type': 'application/json' });
-      return res.end(JSON.stringify({ object: 'list', data: [{ id: 'fake-model' }] }));
+      return res.end(JSON.stringify({ object: 'list', data: [{ id: 'fake-model' }, { id: 'fake-model-large' }] }));
+    }
+    if (url.pathname === '/pics') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ items: pictures(url.searchParams.get('q') ?? '') }));
+    }
+    if (url.pathname.startsWith('/pic/') && url.pathname.endsWith('.png')) {
+      res.writeHead(200, { 'content-type': 'image/png' });
+      return res.end(PNG);
+    }
+    if (url.pathname === '/pic/evil.svg') {
+      res.writeHead(200, { 'content-type': 'image/svg+xml' });
+      return res.end('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
+    }
+    if (url.pathname === '/favicon.ico') {
+      res.writeHead(200, { 'content-type': 'image/x-icon' });
+      return res.end(PNG);
     }
     if (url.pathname === '/v1/chat/completions' && req.method === 'POST') {
       let body = {};

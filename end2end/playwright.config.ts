@@ -66,6 +66,8 @@ export default defineConfig({
         CITED_DATABASE_URL: database('main'),
         // The scripted model answers every request alike: titles stay the questions.
         CITED_TITLES: 'question',
+        // The fake services stand in for the web: thumbnails and favicons come from them.
+        CITED_FETCH_ALLOW: '127.0.0.1:3998',
         CITED_LOG: 'cited=info,tower_http=warn',
       },
     },

@@ -10,7 +10,7 @@ const port = Number(process.env.SEARXNG_PORT ?? 3997);
 const upstream = process.env.FAKE_URL ?? 'http://127.0.0.1:3998';
 const python = process.env.CITED_TEST_SEARXNG_PYTHON ?? join(homedir(), '.cache/cited-searxng-venv/bin/python');
 
-const engine = (name, shortcut, path, category = 'general') => `  - name: ${name}
+const engine = (name, shortcut, path, category = 'general', extra = '') => `  - name: ${name}
     engine: json_engine
     enable_http: true
     shortcut: ${shortcut}
@@ -20,7 +20,7 @@ const engine = (name, shortcut, path, category = 'general') => `  - name: ${name
     url_query: link
     title_query: name
     content_query: snippet
-`;
+${extra}`;
 
 const settings = `use_default_settings:
   engines:
@@ -39,7 +39,7 @@ search:
 valkey:
   url: false
 engines:
-${engine('local a', 'la', 'a')}${engine('local b', 'lb', 'b')}${engine('local papers', 'lp', 'b', 'science')}`;
+${engine('local a', 'la', 'a')}${engine('local b', 'lb', 'b')}${engine('local papers', 'lp', 'b', 'science')}${engine('local pics', 'lpic', 'pics', 'images', '    thumbnail_query: thumb\n')}`;
 
 const dir = mkdtempSync(join(tmpdir(), 'cited-e2e-searxng-'));
 const settingsPath = join(dir, 'settings.yml');

@@ -193,6 +193,8 @@ pub struct Texts {
     pub unknown_model: &'static str,
     /// The follow-up questions under an answer (a list's accessible name and heading).
     pub related_questions: &'static str,
+    pub images: &'static str,
+    pub image: &'static str,
     /// The answer waits its turn; `{n}` is its place in the queue.
     pub queued: &'static str,
     pub support_supported: &'static str,
@@ -388,6 +390,8 @@ pub const ZH_CN: Texts = Texts {
     bad_site: "「{site}」不是一个网站域名：请写成 example.org 这样的形式。",
     unknown_model: "没有可用的模型「{model}」：请写模型名，或 CITED_LLM_ENDPOINTS 中的「端点|模型」；未配置语言模型时不能选择模型。",
     related_questions: "相关问题",
+    images: "图片",
+    image: "图片",
     queued: "排队中，第 {n} 位",
     support_supported: "支持",
     support_partial: "部分支持",
@@ -579,6 +583,8 @@ pub const EN: Texts = Texts {
     bad_site: "“{site}” is not a site's domain: write it like example.org.",
     unknown_model: "There is no model “{model}”: give a model name, or endpoint|model for one of CITED_LLM_ENDPOINTS; without a configured model there is nothing to choose.",
     related_questions: "Related questions",
+    images: "Images",
+    image: "Image",
     queued: "Queued: number {n} in line",
     support_supported: "supported",
     support_partial: "partly supported",

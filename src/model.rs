@@ -331,6 +331,19 @@ pub struct Source {
     pub published: Option<String>,
     #[serde(default)]
     pub kind: SourceKind,
+    /// An image result's picture (`thumbnail_src`, `thumbnail` or `img_src`), http(s) only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+}
+
+/// One picture of the strip above an answer: the page it comes from and its thumbnail,
+/// served through cited (`/media/image?…`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    pub page: String,
+    pub title: String,
+    pub domain: String,
+    pub thumbnail: String,
 }
 
 /// One numbered source.
@@ -416,6 +429,9 @@ pub struct Exchange {
     /// What narrowed its web searches: the focus, the time range, the site.
     #[serde(default, skip_serializing_if = "Narrowing::is_none")]
     pub narrowing: Narrowing,
+    /// Up to six pictures from SearXNG's images category, shown above the answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
     /// The model that answered (`endpoint|model`); `None` offline or in older records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
@@ -892,6 +908,10 @@ pub enum AnswerEvent {
     /// The answer failed; `message` says why and what to do.
     Failed {
         message: String,
+    },
+    /// Pictures for the strip above the answer ("图片").
+    Images {
+        images: Vec<Image>,
     },
     /// Follow-up questions for the finished answer ("相关问题").
     Related {

@@ -14,6 +14,7 @@ pub mod fetch;
 pub mod knowledge;
 pub mod limits;
 pub mod llm;
+pub mod media;
 pub mod messages;
 pub mod metrics;
 pub mod net;

@@ -13,6 +13,7 @@ mod knowledge;
 mod layers;
 mod llama;
 mod llm;
+mod media;
 mod models;
 mod openai_api;
 mod real_model;
@@ -53,15 +54,32 @@ pub fn pipeline_config(searxng_url: &str, extra: &[(&str, &str)]) -> Config {
             "CITED_SOURCES" => Some("web".to_string()),
             // Each test's state gets its own database, gone with it.
             "CITED_DATABASE_URL" => Some("sqlite::memory:".to_string()),
-            // Scripted models answer only what a test asks; titles and the model's follow-up
-            // questions are tested on their own.
+            // Scripted models answer only what a test asks; titles, the model's follow-up
+            // questions and the image strip's search are tested on their own.
             "CITED_TITLES" => Some("question".to_string()),
             "CITED_RELATED" => Some("sources".to_string()),
+            "CITED_IMAGES" => Some("off".to_string()),
+            // Thumbnails and favicons go to a folder of the test's own.
+            "CITED_MEDIA_DIR" => Some(test_media_dir()),
             _ => None,
         }
     });
     assert!(warnings.is_empty(), "{warnings:?}");
     config
+}
+
+/// A folder under the system's temporary one, its own for each call.
+pub fn test_media_dir() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    std::env::temp_dir()
+        .join(format!(
+            "cited-test-media-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ))
+        .display()
+        .to_string()
 }
 
 /// Runs one answer in a fresh session, collecting every event it sends (however many, as
@@ -113,6 +131,8 @@ impl TestServer {
                     "CITED_DATABASE_URL" => Some("sqlite::memory:".into()),
                     "CITED_TITLES" => Some("question".into()),
                     "CITED_RELATED" => Some("sources".into()),
+                    "CITED_IMAGES" => Some("off".into()),
+                    "CITED_MEDIA_DIR" => Some(test_media_dir()),
                     _ => None,
                 })
         });

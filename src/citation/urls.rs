@@ -75,6 +75,35 @@ pub fn domain(url: &str) -> String {
         .unwrap_or(host)
 }
 
+/// Where cited serves the favicon of `url`'s site, on its own origin:
+/// `/media/icon?site=<scheme://host[:port]>`. Web links only.
+pub fn icon_path(url: &str) -> Option<String> {
+    if !is_web_link(url) {
+        return None;
+    }
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let origin = format!(
+        "{}://{}",
+        scheme.to_ascii_lowercase(),
+        host_port.to_ascii_lowercase()
+    );
+    let encoded: String = origin
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_') {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect();
+    Some(format!("/media/icon?site={encoded}"))
+}
+
 /// The authority's host: between `//` (already removed) and the first `/`, `?` or `#`,
 /// without user info or port.
 fn host_of(rest: &str) -> &str {
@@ -172,6 +201,26 @@ fn fragment_encode(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn favicons_come_from_cited_for_web_links_only() {
+        assert_eq!(
+            icon_path("https://Docs.RS/tokio?x=1#y").as_deref(),
+            Some("/media/icon?site=https%3A%2F%2Fdocs.rs")
+        );
+        assert_eq!(
+            icon_path("http://user:pw@127.0.0.1:8080/a").as_deref(),
+            Some("/media/icon?site=http%3A%2F%2F127.0.0.1%3A8080")
+        );
+        for refused in [
+            "javascript:alert(1)",
+            "/knowledge/docs/faq.md",
+            "data:image/png;base64,xx",
+            "https://exa mple.org/",
+        ] {
+            assert_eq!(icon_path(refused), None, "{refused}");
+        }
+    }
 
     #[test]
     fn safe_links() {

@@ -149,6 +149,8 @@ pub fn CitationLink(
         % 12;
     // A class per hue, not a `style` attribute: the page's CSP allows no inline style.
     let badge_class = format!("cite-badge hue-{hue}");
+    // The site's favicon over the letter, from cited's own origin.
+    let icon = crate::citation::urls::icon_path(&entry.url);
     let domain = entry.domain.clone();
     let snippet = entry.snippet.clone();
     let card_href = href.clone();
@@ -217,7 +219,10 @@ pub fn CitationLink(
             <Show when=is_open>
                 <span class="cite-card" role="tooltip">
                     <span class="cite-card-head">
-                        <span class=badge_class.clone() aria-hidden="true">{badge.clone()}</span>
+                        <span class=badge_class.clone() aria-hidden="true">
+                            {badge.clone()}
+                            {icon.clone().map(|src| view! { <img class="favicon" src=src alt="" decoding="async"/> })}
+                        </span>
                         <span class="cite-domain">{domain.clone()}</span>
                         {knowledge.then(|| view! { <span class="cite-kind">{t.knowledge_label}</span> })}
                     </span>

@@ -292,6 +292,7 @@ fn apply(chat: Chat, exchange: Option<LiveExchange>, event: AnswerEvent, t: &'st
         }
         AnswerEvent::Plan { plan } => live.plan.set(Some(plan)),
         AnswerEvent::Aligned { alignments } => live.head.update(|e| e.alignments = alignments),
+        AnswerEvent::Images { images } => live.head.update(|e| e.images = images),
         AnswerEvent::Related { questions } => live.head.update(|e| e.related = questions),
         AnswerEvent::Done {
             cited,

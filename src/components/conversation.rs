@@ -157,6 +157,40 @@ pub fn Conversation(chat: Chat) -> impl IntoView {
     }
 }
 
+/// "图片": up to six pictures from the images search above the answer, each linked to its
+/// page. Thumbnails come from cited's own origin (`/media/image?…`), never from a third
+/// party; anything else is not shown.
+#[component]
+fn ImageStrip(images: Signal<Vec<crate::model::Image>>) -> impl IntoView {
+    let t = use_texts();
+    let picture = move |(index, image): (usize, crate::model::Image)| {
+        let href = crate::citation::urls::is_web_link(&image.page).then(|| image.page.clone());
+        let src = image
+            .thumbnail
+            .starts_with("/media/image?")
+            .then(|| image.thumbnail.clone());
+        let title = if image.title.trim().is_empty() {
+            image.domain.clone()
+        } else {
+            image.title.clone()
+        };
+        let label = format!("{} {}：{title}", t.image, index + 1);
+        view! {
+            <li>
+                <a href=href target="_blank" rel="noopener noreferrer nofollow" aria-label=label title=title>
+                    <img src=src alt="" loading="lazy" decoding="async"/>
+                    <span class="image-domain" aria-hidden="true">{image.domain.clone()}</span>
+                </a>
+            </li>
+        }
+    };
+    view! {
+        <ul class="image-strip" aria-label=t.images>
+            {move || images.get().into_iter().enumerate().map(picture).collect_view()}
+        </ul>
+    }
+}
+
 /// "相关问题": the answer's follow-ups, each a button that asks it in this conversation.
 #[component]
 fn RelatedQuestions(questions: Signal<Vec<String>>, chat: Chat) -> impl IntoView {
@@ -250,6 +284,9 @@ fn ExchangeView(key: u64, exchange: LiveExchange, chat: Chat) -> impl IntoView {
                         <summary>{t.reasoning}</summary>
                         <p class="reasoning-text">{move || live.reasoning.get()}</p>
                     </details>
+                </Show>
+                <Show when=move || live.with(|e| !e.images.is_empty())>
+                    <ImageStrip images=Signal::derive(move || live.with(|e| e.images.clone()))/>
                 </Show>
                 <div class="answer-body">
                     <AnswerBody
@@ -438,7 +475,12 @@ fn SourceItem(
         <li value=entry.number.to_string()>
             <a href=href target="_blank" rel="noopener noreferrer nofollow">{title}</a>
             " "
-            <span class="source-domain">{entry.domain.clone()}</span>
+            <span class="source-domain">
+                {crate::citation::urls::icon_path(&entry.url).map(|src| view! {
+                    <img class="favicon" src=src alt="" width="16" height="16" loading="lazy" decoding="async"/>
+                })}
+                {entry.domain.clone()}
+            </span>
             {knowledge.then(|| view! { " " <span class="cite-kind">{t.knowledge_label}</span> })}
             {check.map(|check| view! {
                 <span class="source-check"><Evidence check url=entry.url.clone()/></span>

@@ -160,8 +160,16 @@ async fn run_tools(
         }
     }
     let options = SearchOptions::default();
+    // The first search of the answer also looks for the image strip's pictures.
+    let pictures_for = plans
+        .iter()
+        .find_map(|plan| match plan {
+            Call::Search(query) => Some(query.clone()),
+            _ => None,
+        })
+        .filter(|_| !std::mem::replace(&mut turn.pictures_sought, true));
     type Searched = Result<(Result<SearchResults, SearchError>, CacheUse), Halted>;
-    let searched: Vec<Option<Searched>> = {
+    let (searched, images): (Vec<Option<Searched>>, _) = {
         let turn = &*turn;
         let searches = plans.iter().map(|plan| {
             let provider = &provider;
@@ -175,8 +183,17 @@ async fn run_tools(
                 }
             }
         });
-        futures_util::future::join_all(searches).await
+        let pictures = async {
+            match &pictures_for {
+                Some(query) => turn.find_images(provider.as_ref(), query).await,
+                None => Vec::new(),
+            }
+        };
+        tokio::join!(futures_util::future::join_all(searches), pictures)
     };
+    if !images.is_empty() {
+        turn.images(images).await?;
+    }
     // A stop during the searches keeps the ones that finished (numbered, in the trace).
     let mut halted = turn.status(None).await.is_err();
     let mut outputs = Vec::with_capacity(plans.len());

@@ -31,9 +31,13 @@ pub async fn search_then_answer(turn: &mut Turn) -> Result<(), Halted> {
     turn.status(Some(Status::Searching { query: None })).await?;
     let provider = turn.provider().await?;
     let question = turn.input.question.clone();
-    let (searched, _) = turn
-        .search(provider.as_ref(), &question, &SearchOptions::default())
-        .await?;
+    let options = SearchOptions::default();
+    let (searched, images) = tokio::join!(
+        turn.search(provider.as_ref(), &question, &options),
+        turn.find_images(provider.as_ref(), &question),
+    );
+    let (searched, _) = searched?;
+    turn.images(images).await?;
     match searched {
         Ok(results) if !results.sources.is_empty() => {
             let entries = match turn.numbering {

@@ -145,6 +145,26 @@ pub struct Config {
     pub access: AccessConfig,
     /// How much the app takes on at once, and from whom.
     pub capacity: Capacity,
+    /// Thumbnails and favicons, fetched through cited.
+    pub media: MediaConfig,
+}
+
+/// The image strip and the sources' favicons: fetched by cited (never by the browser from
+/// third parties) and kept on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MediaConfig {
+    /// Search SearXNG's images category with each web answer (`CITED_IMAGES`, on).
+    pub images: bool,
+    /// Show the sources' favicons (`CITED_FAVICONS`, on).
+    pub favicons: bool,
+    /// Where fetched images are kept (`CITED_MEDIA_DIR`; default `cited/media` under the
+    /// platform cache folder).
+    pub dir: PathBuf,
+    /// The most the kept images take, least recently used first out (`CITED_MEDIA_CACHE_MB`).
+    pub cache_bytes: u64,
+    /// Private addresses server-side fetching may reach anyway (`CITED_FETCH_ALLOW`,
+    /// `host:port` list): for intranets and tests.
+    pub allow: Vec<SocketAddr>,
 }
 
 /// How people sign in.
@@ -484,6 +504,22 @@ pub fn redacted(url: &Url) -> String {
     shown.to_string()
 }
 
+/// `cited/media` under `$XDG_CACHE_HOME`, else `~/.cache`, else the working directory.
+fn default_media_dir(get: &dyn Fn(&str) -> Option<String>) -> PathBuf {
+    let cache = get("XDG_CACHE_HOME")
+        .filter(|dir| !dir.trim().is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            get("HOME")
+                .filter(|dir| !dir.trim().is_empty())
+                .map(|home| PathBuf::from(home).join(".cache"))
+        });
+    match cache {
+        Some(dir) => dir.join("cited").join("media"),
+        None => PathBuf::from("cited-media"),
+    }
+}
+
 /// `sqlite:` + `cited/cited.db` under `$XDG_DATA_HOME`, else `~/.local/share`, else the
 /// working directory.
 fn default_database_url(get: &dyn Fn(&str) -> Option<String>) -> String {
@@ -767,7 +803,34 @@ impl Config {
                 * 1024
                 * 1024,
         };
+        let on_off = |raw: &str| match raw.trim() {
+            "on" => Some(true),
+            "off" => Some(false),
+            _ => None,
+        };
+        let media = MediaConfig {
+            images: reader.parse("CITED_IMAGES", "on or off", "on", on_off),
+            favicons: reader.parse("CITED_FAVICONS", "on or off", "on", on_off),
+            dir: match (reader.get)("CITED_MEDIA_DIR").filter(|dir| !dir.trim().is_empty()) {
+                Some(dir) => PathBuf::from(dir.trim()),
+                None => default_media_dir(reader.get),
+            },
+            cache_bytes: reader.number("CITED_MEDIA_CACHE_MB", 1, 100_000, 64) as u64 * 1024 * 1024,
+            allow: reader.parse(
+                "CITED_FETCH_ALLOW",
+                "host:port addresses separated by commas, such as 10.0.0.5:443, or none",
+                "none",
+                |raw| match raw.trim() {
+                    "none" | "" => Some(Vec::new()),
+                    raw => raw
+                        .split(',')
+                        .map(|addr| addr.trim().parse::<SocketAddr>().ok())
+                        .collect(),
+                },
+            ),
+        };
         let config = Config {
+            media,
             access,
             capacity,
             align_deadline,
@@ -956,6 +1019,25 @@ impl fmt::Display for Config {
             Related::Off => "off",
         };
         writeln!(f, "CITED_RELATED={related}")?;
+        let on_off = |on: bool| if on { "on" } else { "off" };
+        writeln!(f, "CITED_IMAGES={}", on_off(self.media.images))?;
+        writeln!(f, "CITED_FAVICONS={}", on_off(self.media.favicons))?;
+        writeln!(f, "CITED_MEDIA_DIR={}", self.media.dir.display())?;
+        writeln!(
+            f,
+            "CITED_MEDIA_CACHE_MB={}",
+            self.media.cache_bytes / 1024 / 1024
+        )?;
+        let allow: Vec<String> = self.media.allow.iter().map(ToString::to_string).collect();
+        writeln!(
+            f,
+            "CITED_FETCH_ALLOW={}",
+            if allow.is_empty() {
+                "none".to_string()
+            } else {
+                allow.join(",")
+            }
+        )?;
         for (focus, search) in &self.focus.searches {
             writeln!(f, "CITED_FOCUS_{}={search}", focus.as_str().to_uppercase())?;
         }

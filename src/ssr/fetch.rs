@@ -52,7 +52,7 @@ pub enum FetchError {
     Timeout { url: String, after: Duration },
     #[error("{url} answered {status}")]
     Status { url: String, status: u16 },
-    #[error("{url} is {content_type}, not an HTML or text page")]
+    #[error("{url} is {content_type}, not a kind cited reads here")]
     ContentType { url: String, content_type: String },
     #[error("more than {0} redirects")]
     TooManyRedirects(usize),
@@ -189,8 +189,27 @@ async fn checked_address(
     Ok(addrs[0])
 }
 
-/// Fetches `url` and returns its readable text.
-pub async fn deep_read(url: &str, policy: &FetchPolicy) -> Result<Page, FetchError> {
+/// A response body as fetched: where it ended up after redirects, its type and at most
+/// `max_bytes` of it.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    pub url: String,
+    /// Lowercase, parameters included (`text/html; charset=utf-8`).
+    pub content_type: String,
+    pub body: Vec<u8>,
+    /// The body went on past `max_bytes` and was cut there.
+    pub cut: bool,
+}
+
+/// Fetches `url` under `policy`: public addresses only (checked on every redirect, the
+/// connection pinned to the checked address), within the deadline, at most `max_bytes`.
+/// A response whose content type `accepts` refuses is not read.
+pub async fn fetch(
+    url: &str,
+    policy: &FetchPolicy,
+    accept: &str,
+    accepts: impl Fn(&str) -> bool,
+) -> Result<Fetched, FetchError> {
     crate::ssr::net::install_crypto_provider();
     let mut current = Url::parse(url).map_err(|_| FetchError::NotHttp {
         url: url.to_string(),
@@ -232,10 +251,7 @@ pub async fn deep_read(url: &str, policy: &FetchPolicy) -> Result<Page, FetchErr
                 url: current.to_string(),
                 source,
             })?;
-        let send = client
-            .get(current.clone())
-            .header("accept", "text/html,text/plain;q=0.9")
-            .send();
+        let send = client.get(current.clone()).header("accept", accept).send();
         let response = match tokio::time::timeout_at(deadline, send).await {
             Err(_) => {
                 return Err(FetchError::Timeout {
@@ -275,15 +291,14 @@ pub async fn deep_read(url: &str, policy: &FetchPolicy) -> Result<Page, FetchErr
             .and_then(|value| value.to_str().ok())
             .unwrap_or("")
             .to_ascii_lowercase();
-        let html =
-            content_type.starts_with("text/html") || content_type.starts_with("application/xhtml");
-        if !html && !content_type.starts_with("text/plain") {
+        if !accepts(&content_type) {
             return Err(FetchError::ContentType {
                 url: current.to_string(),
                 content_type,
             });
         }
         let mut body = Vec::new();
+        let mut cut = false;
         let mut chunks = response.bytes_stream();
         loop {
             let next = match tokio::time::timeout_at(deadline, chunks.next()).await {
@@ -300,8 +315,9 @@ pub async fn deep_read(url: &str, policy: &FetchPolicy) -> Result<Page, FetchErr
                 Some(Ok(chunk)) => {
                     let room = policy.max_bytes - body.len();
                     body.extend_from_slice(&chunk[..chunk.len().min(room)]);
-                    // At most max_bytes are read; the rest of the page is never downloaded.
+                    // At most max_bytes are read; the rest is never downloaded.
                     if body.len() >= policy.max_bytes {
+                        cut = chunk.len() > room;
                         break;
                     }
                 }
@@ -313,29 +329,44 @@ pub async fn deep_read(url: &str, policy: &FetchPolicy) -> Result<Page, FetchErr
                 }
             }
         }
-        let raw = String::from_utf8_lossy(&body).into_owned();
-        let (title, text) = if html {
-            // Up to 2 MB of HTML: parsed off the async workers.
-            let url = current.to_string();
-            crate::ssr::blocking::run(move || readable(&raw, &url))
-                .await
-                .unwrap_or_default()
-        } else {
-            (String::new(), raw)
-        };
-        let text: String = text.trim().chars().take(policy.max_chars).collect();
-        if text.is_empty() {
-            return Err(FetchError::NoText {
-                url: current.to_string(),
-            });
-        }
-        return Ok(Page {
+        return Ok(Fetched {
             url: current.to_string(),
-            title,
-            text,
+            content_type,
+            body,
+            cut,
         });
     }
     Err(FetchError::TooManyRedirects(policy.max_redirects))
+}
+
+/// Fetches `url` and returns its readable text.
+pub async fn deep_read(url: &str, policy: &FetchPolicy) -> Result<Page, FetchError> {
+    let is_html = |content_type: &str| {
+        content_type.starts_with("text/html") || content_type.starts_with("application/xhtml")
+    };
+    let fetched = fetch(url, policy, "text/html,text/plain;q=0.9", |content_type| {
+        is_html(content_type) || content_type.starts_with("text/plain")
+    })
+    .await?;
+    let raw = String::from_utf8_lossy(&fetched.body).into_owned();
+    let (title, text) = if is_html(&fetched.content_type) {
+        // Up to 2 MB of HTML: parsed off the async workers.
+        let url = fetched.url.clone();
+        crate::ssr::blocking::run(move || readable(&raw, &url))
+            .await
+            .unwrap_or_default()
+    } else {
+        (String::new(), raw)
+    };
+    let text: String = text.trim().chars().take(policy.max_chars).collect();
+    if text.is_empty() {
+        return Err(FetchError::NoText { url: fetched.url });
+    }
+    Ok(Page {
+        url: fetched.url,
+        title,
+        text,
+    })
 }
 
 /// Title and readable text of an HTML page, by Readability. Short pages count too (the

@@ -265,6 +265,7 @@ impl SearchProvider for KnowledgeBase {
                     _ => document.title.clone(),
                 };
                 Some(Source {
+                    image: None,
                     url: knowledge_url(&document.path, p),
                     title,
                     domain: document.path.clone(),

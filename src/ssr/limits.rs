@@ -208,6 +208,9 @@ pub struct Limits {
     pub asks_per_address: Rate<IpAddr>,
     /// Requests per client address.
     pub requests: Rate<IpAddr>,
+    /// Thumbnail and favicon requests per client address: a page of sources asks many at
+    /// once, so they have their own, larger burst.
+    pub media: Rate<IpAddr>,
     /// Sign-in attempts per client address (10 at once, then 10 a minute).
     pub sign_ins: Rate<IpAddr>,
     /// Sign-in attempts per account name, from anywhere (the same).
@@ -229,6 +232,7 @@ impl Limits {
                 50,
             ),
             requests: Rate::per_minute("requests", capacity.requests_per_minute, 20),
+            media: Rate::per_minute("media", capacity.requests_per_minute, 100),
             sign_ins: Rate::per_minute("sign-ins", 10, 10),
             sign_ins_per_name: Rate::per_minute("sign-ins-per-name", 10, 10),
             capacity: capacity.clone(),

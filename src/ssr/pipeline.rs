@@ -21,8 +21,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::citation::{render, used_numbers, Allocation, Registry, SourceMap};
 use crate::model::{
-    AnswerEvent, CitationEntry, Exchange, ExchangeState, Lang, Level, Mode, Notice, Source, Status,
-    Step, TokenUsage,
+    AnswerEvent, CitationEntry, Exchange, ExchangeState, Image, Lang, Level, Mode, Notice, Source,
+    Status, Step, TokenUsage,
 };
 use crate::ssr::config::Titles;
 use crate::ssr::llm::repetition::RepetitionGuard;
@@ -441,6 +441,8 @@ pub struct Turn {
     /// When the question came, and whether its first word went out (for metrics).
     began: Instant,
     first_word: bool,
+    /// Whether the image strip was searched for (once per answer).
+    pub pictures_sought: bool,
 }
 
 impl Turn {
@@ -499,6 +501,7 @@ impl Turn {
             _alive: None,
             began: Instant::now(),
             first_word: false,
+            pictures_sought: false,
         };
         // Sent even when a stop already landed, so every answer the browser sees starts;
         // nobody listening is noticed by the first step that checks.
@@ -1241,6 +1244,80 @@ pub fn narrowed(
         _ => query.to_string(),
     };
     (query, options)
+}
+
+/// The most pictures in the strip above an answer.
+const MAX_IMAGES: usize = 6;
+/// How long finding and fetching them may hold the answer up.
+const IMAGES_DEADLINE: Duration = Duration::from_secs(4);
+
+impl Turn {
+    /// Pictures for the strip: SearXNG's images category for `query`, narrowed like the
+    /// web searches. None from the knowledge base, with `CITED_IMAGES=off`, or when the
+    /// search fails (the answer does not depend on them).
+    pub async fn find_images(&self, provider: &dyn SearchProvider, query: &str) -> Vec<Image> {
+        if !self.state.media.images || provider.kind() != crate::ssr::search::ProviderKind::Web {
+            return Vec::new();
+        }
+        let options = SearchOptions {
+            categories: vec!["images".to_string()],
+            max_results: Some(4 * MAX_IMAGES),
+            ..SearchOptions::default()
+        };
+        let found = async {
+            let Ok((Ok(results), _)) = self.search(provider, query, &options).await else {
+                return Vec::new();
+            };
+            let mut candidates: Vec<Source> = Vec::new();
+            for source in results.sources {
+                if source.image.is_some() && candidates.iter().all(|c| c.url != source.url) {
+                    candidates.push(source);
+                }
+            }
+            candidates.truncate(MAX_IMAGES + MAX_IMAGES / 2);
+            // Fetched now (and kept), so the strip shows only pictures that load, at once.
+            let media = &self.state.media;
+            let loaded = futures_util::future::join_all(candidates.iter().map(|source| async {
+                let src = source.image.as_deref().unwrap_or_default();
+                media
+                    .get(crate::ssr::media::Kind::Image, src)
+                    .await
+                    .is_some()
+            }))
+            .await;
+            let mut images: Vec<Image> = Vec::new();
+            for (source, loaded) in candidates.into_iter().zip(loaded) {
+                let path = match (&source.image, loaded) {
+                    (Some(src), true) => media.image_path(&self.state.store, src).await,
+                    _ => None,
+                };
+                if let Some(thumbnail) = path {
+                    images.push(Image {
+                        page: source.url,
+                        title: source.title,
+                        domain: source.domain,
+                        thumbnail,
+                    });
+                }
+                if images.len() == MAX_IMAGES {
+                    break;
+                }
+            }
+            images
+        };
+        tokio::time::timeout(IMAGES_DEADLINE, found)
+            .await
+            .unwrap_or_default()
+    }
+
+    /// Shows the strip's pictures (none: nothing is sent).
+    pub async fn images(&mut self, images: Vec<Image>) -> Result<(), Halted> {
+        if images.is_empty() {
+            return Ok(());
+        }
+        self.exchange.images.clone_from(&images);
+        self.send(AnswerEvent::Images { images }).await
+    }
 }
 
 /// How long a title may take.

@@ -692,6 +692,9 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
     });
     let state_deadline = turn.state.config.research.deadline;
     let provider = turn.provider().await?;
+    let question = turn.input.question.clone();
+    let images = turn.find_images(provider.as_ref(), &question).await;
+    turn.images(images).await?;
     let state = &turn.state;
     let thinker: Arc<dyn Thinker> = match turn.llm.kind() {
         ModelKind::Extractive => Arc::new(OfflineThinker),

@@ -48,6 +48,8 @@ pub struct AppState {
     pub answers: tokio_util::task::TaskTracker,
     /// What instances share (`CITED_REDIS_URL`), or this process's own equivalent.
     pub shared: Arc<crate::ssr::shared::Shared>,
+    /// Thumbnails and favicons fetched through cited.
+    pub media: Arc<crate::ssr::media::Media>,
 }
 
 /// The search provider an answer uses, and the notice that goes with it.
@@ -97,9 +99,11 @@ impl AppState {
         let llm = models.default_model();
         let fetch = FetchPolicy {
             readers: Some(Arc::clone(&limits.page_reads)),
+            allow: config.media.allow.iter().copied().collect(),
             ..FetchPolicy::default()
         };
         AppState {
+            media: Arc::new(crate::ssr::media::Media::new(&config.media)),
             shared,
             limits,
             shutdown: tokio_util::sync::CancellationToken::new(),

@@ -261,6 +261,24 @@ impl Store {
         Ok(())
     }
 
+    /// The secret called `name`: `fresh` stored the first time it is asked for, by whichever
+    /// instance asks first; the same value for every instance after.
+    pub async fn secret(&self, name: &str, fresh: &str) -> Result<String, StoreError> {
+        self.ready().await?;
+        sqlx::query(
+            "INSERT INTO secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(name)
+        .bind(fresh)
+        .execute(&self.pool)
+        .await?;
+        let row = sqlx::query("SELECT value FROM secrets WHERE name = $1")
+            .bind(name)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(row.try_get("value")?)
+    }
+
     pub async fn browser(&self, id: &str) -> Result<Option<StoredBrowser>, StoreError> {
         self.ready().await?;
         let row =

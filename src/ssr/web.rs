@@ -28,6 +28,7 @@ pub mod accounts;
 pub mod guard;
 pub mod history_routes;
 pub mod knowledge_page;
+pub mod media_routes;
 pub mod openai_api;
 
 /// How long a handler may take to produce response headers. Streamed bodies (answers) are
@@ -72,6 +73,8 @@ pub fn router(state: AppState) -> Router {
             axum::routing::post(openai_api::completions),
         )
         .route("/c/{id}/export.md", get(history_routes::export))
+        .route("/media/image", get(media_routes::image))
+        .route("/media/icon", get(media_routes::icon))
         .route(
             "/knowledge/{*path}",
             get(crate::ssr::web::knowledge_page::show),

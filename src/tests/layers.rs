@@ -28,6 +28,7 @@ const LAYERS: &[&[&str]] = &[
     ],
     &[
         "ssr::knowledge",
+        "ssr::media",
         "ssr::shared",
         "ssr::align",
         "ssr::prompts",

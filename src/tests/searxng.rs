@@ -110,7 +110,7 @@ pub fn start(fixture: SocketAddr, json: bool) -> SearxngProcess {
          search:\n  formats: {formats}\n  safe_search: 0\n\
          valkey:\n  url: false\n\
          outgoing:\n  request_timeout: 2.0\n\
-         engines:\n{}{}{}{}{}{}",
+         engines:\n{}{}{}{}{}{}{}",
         engine("local a", "la", "general", format!("http://{fixture}/a?q={{query}}"), ""),
         engine("local b", "lb", "general", format!("http://{fixture}/b?q={{query}}"), ""),
         engine("local sci", "lsci", "science", format!("http://{fixture}/sci?q={{query}}"), ""),
@@ -118,6 +118,8 @@ pub fn start(fixture: SocketAddr, json: bool) -> SearxngProcess {
         engine("local slow", "lslow", "science", format!("http://{fixture}/slow?q={{query}}"), "    timeout: 1.0\n"),
         // The encyclopedia of Research tests; asked only by name (`engines=local wiki`).
         engine("local wiki", "lwiki", "encyclopedia", format!("http://{fixture}/wiki?q={{query}}"), ""),
+        // The image strip's pictures, served by the fixture server too.
+        engine("local img", "limg", "images", format!("http://{fixture}/img?q={{query}}"), "    thumbnail_query: thumb\n"),
     );
     let settings_path = dir.0.join("settings.yml");
     std::fs::write(&settings_path, settings).unwrap();
@@ -203,6 +205,15 @@ pub fn fixture_server() -> SocketAddr {
                                 axum::response::Html(wiki_page(&name))
                             },
                         ),
+                    )
+                    .route(
+                        "/img",
+                        get(move |q: Query<Q>| async move { Json(engine_img(addr, &q.q)) }),
+                    )
+                    .route("/pic/{name}", get(picture))
+                    .route(
+                        "/favicon.ico",
+                        get(|| async { ([("content-type", "image/x-icon")], ICO.to_vec()) }),
                     )
                     .route(
                         "/slow",
@@ -312,6 +323,64 @@ fn engine_wiki(addr: SocketAddr, q: &str) -> Value {
         &format!("{q} - Encyclopedia"),
         &format!("{q} is an entity described by the encyclopedia."),
     )] })
+}
+
+/// A 1×1 PNG.
+pub const PNG: &[u8] = &[
+    0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F, 0x15, 0xC4,
+    0x89, 0x00, 0x00, 0x00, 0x0A, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0x00, 0x01, 0x00, 0x00,
+    0x05, 0x00, 0x01, 0x0D, 0x0A, 0x2D, 0xB4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE,
+    0x42, 0x60, 0x82,
+];
+
+/// The start of an ICO file: enough to be recognised.
+pub const ICO: &[u8] = &[0, 0, 1, 0, 1, 0, 16, 16, 0, 0, 1, 0, 32, 0];
+
+/// How often each picture was fetched from the fixture server.
+pub static PICTURE_HITS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// `/pic/<n>.png` is a PNG; `/pic/<name>.svg` an SVG with a script (never to be served).
+async fn picture(
+    axum::extract::Path(name): axum::extract::Path<String>,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    PICTURE_HITS.lock().unwrap().push(name.clone());
+    if name.ends_with(".svg") {
+        return (
+            [("content-type", "image/svg+xml")],
+            "<svg xmlns=\"http://www.w3.org/2000/svg\"><script>alert(1)</script></svg>",
+        )
+            .into_response();
+    }
+    if name == "big.png" {
+        let mut big = PNG.to_vec();
+        big.resize(2 * 1024 * 1024, 0);
+        return ([("content-type", "image/png")], big).into_response();
+    }
+    // The header lies; the bytes decide.
+    ([("content-type", "application/octet-stream")], PNG.to_vec()).into_response()
+}
+
+/// Pictures for "rust" questions: seven PNGs, an SVG and one that is no http(s) link.
+fn engine_img(addr: SocketAddr, q: &str) -> Value {
+    if !q.to_lowercase().contains("rust") {
+        return json!({ "items": [] });
+    }
+    let mut items: Vec<Value> = (1..=7)
+        .map(|i| {
+            let mut picture = item(
+                &format!("https://img.example.org/rust/{i}"),
+                &format!("Rust picture {i}"),
+                "",
+            );
+            picture["thumb"] = json!(format!("http://{addr}/pic/{i}.png"));
+            picture
+        })
+        .collect();
+    items.insert(0, json!({ "link": "https://img.example.org/svg", "name": "A drawing", "snippet": "", "thumb": format!("http://{addr}/pic/evil.svg") }));
+    items.insert(1, json!({ "link": "https://img.example.org/js", "name": "A script", "snippet": "", "thumb": "javascript:alert(1)" }));
+    json!({ "items": items })
 }
 
 /// A readable article about `name`, with navigation noise around it.

@@ -390,6 +390,10 @@ fn source_from(result: &Value, snippet_chars: usize) -> Option<Source> {
         engines,
         published: text(result, "publishedDate"),
         kind: SourceKind::Web,
+        image: ["thumbnail_src", "thumbnail", "img_src"]
+            .into_iter()
+            .filter_map(|key| text(result, key))
+            .find(|src| urls::is_web_link(src)),
     })
 }
 

@@ -51,6 +51,12 @@ Migration {
     ],
     sqlite: &[],
     postgres: &[],
+},
+// 4: secrets every instance shares (the key that signs image addresses).
+Migration {
+    common: &["CREATE TABLE secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL)"],
+    sqlite: &[],
+    postgres: &[],
 }];
 
 /// A number no other program on the database is likely to lock.

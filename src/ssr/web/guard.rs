@@ -164,10 +164,12 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
     if !exempt && !path.starts_with("/pkg/") {
         if let Some(address) = address {
             let key = crate::ssr::limits::address_key(address);
-            let checked = state
-                .shared
-                .check_rate(&state.limits.requests, &key, &key.to_string())
-                .await;
+            let rate = if path.starts_with("/media/") {
+                &state.limits.media
+            } else {
+                &state.limits.requests
+            };
+            let checked = state.shared.check_rate(rate, &key, &key.to_string()).await;
             if let Err(wait) = checked {
                 let wait = wait.as_secs().max(1);
                 let mut response = plain(

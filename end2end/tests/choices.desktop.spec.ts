@@ -1,0 +1,77 @@
+import { expect, test } from '@playwright/test';
+import { askQuestion, openHydrated } from './helpers';
+
+// What users choose beyond the mode: the image strip and favicons fetched through cited,
+// the model picker (kept per conversation) and the site field.
+
+test('the image strip and the favicons come from cited, never from third parties', async ({ page, baseURL }) => {
+  const origins = new Set<string>();
+  page.on('request', (request) => origins.add(new URL(request.url()).origin));
+  await openHydrated(page);
+  await askQuestion(page, 'Tell me about the lighthouse');
+  const strip = page.getByRole('list', { name: '图片' });
+  await expect(strip.getByRole('link')).toHaveCount(4);
+  // The SVG is left out; each picture links to its page and is named by its number and title.
+  await expect(strip.getByRole('link', { name: '图片 1：Lighthouse photo 1' })).toHaveAttribute('href', 'https://photos.example.org/lighthouse/1');
+  const thumbnails = strip.locator('img');
+  for (let i = 0; i < 4; i++) {
+    await expect(thumbnails.nth(i)).toHaveAttribute('src', /^\/media\/image\?u=/);
+    await expect.poll(() => thumbnails.nth(i).evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(1);
+  }
+  await expect(page.getByRole('button', { name: '停止' })).toBeHidden();
+
+  // The sources' favicons: the one whose site serves one shows it; the other keeps its letter.
+  await page.getByText(/全部检索结果/).click();
+  const icons = page.locator('.source-domain img.favicon');
+  await expect(icons).toHaveCount(2);
+  const loaded = await icons.evaluateAll((imgs) => (imgs as HTMLImageElement[]).map((img) => [img.getAttribute('src'), img.complete && img.naturalWidth > 0]));
+  expect(loaded).toContainEqual(['/media/icon?site=http%3A%2F%2F127.0.0.1%3A3998', true]);
+  expect(loaded).toContainEqual(['/media/icon?site=https%3A%2F%2Flights.example.org', false]);
+  // Nothing but cited was contacted by the browser.
+  expect([...origins]).toEqual([baseURL]);
+});
+
+test('the model picker lists the endpoint models and each conversation keeps its own', async ({ page }) => {
+  await openHydrated(page);
+  const picker = page.getByRole('combobox', { name: '模型' });
+  await expect(picker.locator('option')).toHaveText(['fake-model', 'fake-model-large']);
+  await expect(picker).toHaveValue('main|fake-model');
+  await picker.selectOption({ label: 'fake-model-large' });
+  await expect(page.getByText('之后的回答由 fake-model-large 写')).toBeVisible();
+  await askQuestion(page, 'which model is this?');
+  await expect(page.locator('.answer-body').last()).toContainText('Written by fake-model-large');
+  await expect(page.getByRole('button', { name: '停止' })).toBeHidden();
+  const first = page.url();
+
+  // A new conversation with the other model.
+  await page.getByRole('button', { name: '新对话' }).click();
+  await expect(page.locator('.exchange')).toHaveCount(0);
+  await picker.selectOption({ label: 'fake-model' });
+  await askQuestion(page, 'which model now?');
+  await expect(page.locator('.answer-body').last()).toContainText('Written by fake-model [1]');
+  await expect(page.getByRole('button', { name: '停止' })).toBeHidden();
+
+  // Back in the first conversation, its model is picked again.
+  await page.getByRole('link', { name: 'which model is this?' }).click();
+  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+  await expect(page.getByRole('combobox', { name: '模型' })).toHaveValue('main|fake-model-large');
+  expect(first).toBeTruthy();
+});
+
+test('the site field keeps web searches on one site and says so', async ({ page }) => {
+  await openHydrated(page);
+  const site = page.getByRole('textbox', { name: '站点' });
+  await site.fill('not a site');
+  await site.press('Enter');
+  await site.blur();
+  await expect(page.getByText(/不是一个网站域名/)).toBeVisible();
+  await site.fill('Docs.Example.org');
+  await site.blur();
+  await expect(page.getByText('只搜索 docs.example.org')).toBeVisible();
+  await askQuestion(page, 'tokio runtime');
+  await expect(page.locator('.narrowing')).toContainText('site:docs.example.org');
+  await expect(page.getByRole('button', { name: '停止' })).toBeHidden();
+  await site.fill('');
+  await site.blur();
+  await expect(page.getByText('不限站点')).toBeVisible();
+});
