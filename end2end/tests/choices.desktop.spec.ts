@@ -21,8 +21,9 @@ test('the image strip and the favicons come from cited, never from third parties
   await expect(page.getByRole('button', { name: '停止' })).toBeHidden();
 
   // The sources' favicons: the one whose site serves one shows it; the other keeps its letter.
-  await page.getByText(/全部检索结果/).click();
-  const icons = page.locator('.source-domain img.favicon');
+  const all = page.locator('details', { hasText: '全部检索结果' });
+  await all.locator('summary').click();
+  const icons = all.locator('.source-domain img.favicon');
   await expect(icons).toHaveCount(2);
   const loaded = await icons.evaluateAll((imgs) => (imgs as HTMLImageElement[]).map((img) => [img.getAttribute('src'), img.complete && img.naturalWidth > 0]));
   expect(loaded).toContainEqual(['/media/icon?site=http%3A%2F%2F127.0.0.1%3A3998', true]);
