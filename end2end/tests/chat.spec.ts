@@ -82,7 +82,10 @@ test('nothing from the model or the sources executes', async ({ page }) => {
   await cite.focus();
   await expect(page.getByRole('tooltip')).toContainText('<script>alert(2)</script>');
   await expect(answer.getByRole('region', { name: '参考文献' })).toContainText('<img src=x onerror=alert(1)>Evil');
-  expect(await page.locator('.answer img, .answer script, .answer b').count()).toBe(0);
+  // No markup from outside; the only pictures are cited's own favicons, from its origin.
+  expect(await page.locator('.answer img:not(.favicon), .answer script, .answer b').count()).toBe(0);
+  const pictures = await page.locator('.answer img').evaluateAll((imgs) => imgs.map((img) => img.getAttribute('src') ?? ''));
+  expect(pictures.every((src) => src.startsWith('/media/icon?site='))).toBe(true);
   expect(dialogs).toEqual([]);
 });
 
