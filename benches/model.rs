@@ -107,6 +107,7 @@ async fn measure(state: &AppState, mode: Mode, question: &str) -> Figures {
         force_search: false,
         site: None,
         model: None,
+        files: Vec::new(),
     };
     let started = Instant::now();
     let run = tokio::spawn(cited::ssr::answer::run(

@@ -128,6 +128,7 @@ async fn answer(state: &AppState) {
         force_search: false,
         site: None,
         model: None,
+        files: Vec::new(),
     };
     let exchange = cited::ssr::answer::run(
         state.clone(),

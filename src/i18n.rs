@@ -53,6 +53,15 @@ pub struct Texts {
     pub open_source: &'static str,
     pub show_references: &'static str,
     pub knowledge_label: &'static str,
+    pub file_label: &'static str,
+    pub add_files: &'static str,
+    pub files_label: &'static str,
+    pub file_added: &'static str,
+    pub file_unsupported: &'static str,
+    pub file_too_large: &'static str,
+    pub file_no_text: &'static str,
+    pub file_unreadable: &'static str,
+    pub file_too_many: &'static str,
     pub no_tools: &'static str,
     /// Accounts: the sign-in page and the signed-in line.
     pub sign_in_title: &'static str,
@@ -262,6 +271,15 @@ pub const ZH_CN: Texts = Texts {
     open_source: "打开来源",
     show_references: "参考文献",
     knowledge_label: "知识库",
+    file_label: "文件",
+    add_files: "添加文件",
+    files_label: "对话中的文件",
+    file_added: "已添加 {name}：之后的回答会一并搜索它",
+    file_unsupported: "只支持 PDF、Markdown、文本、HTML 和 DOCX 文件",
+    file_too_large: "文件太大：最大 {max} MB",
+    file_no_text: "文件里没有可读的文字（扫描的 PDF 需要先识别文字）",
+    file_unreadable: "无法读取这个文件：{reason}",
+    file_too_many: "一个对话最多 {max} 个文件",
     no_tools: "当前模型不支持工具调用，已改为先搜索再回答。",
     sign_in_title: "登录 cited",
     user_name: "用户名",
@@ -455,6 +473,15 @@ pub const EN: Texts = Texts {
     open_source: "Open source",
     show_references: "References",
     knowledge_label: "Knowledge base",
+    file_label: "File",
+    add_files: "Add files",
+    files_label: "Files in this conversation",
+    file_added: "Added {name}: the next answers search it too",
+    file_unsupported: "Only PDF, Markdown, text, HTML and DOCX files can be added",
+    file_too_large: "The file is too large: at most {max} MB",
+    file_no_text: "The file has no readable text (a scanned PDF needs text recognition first)",
+    file_unreadable: "This file cannot be read: {reason}",
+    file_too_many: "A conversation holds at most {max} files",
     no_tools: "This model cannot call tools: cited searched first and then asked it.",
     sign_in_title: "Sign in to cited",
     user_name: "User name",
@@ -848,6 +875,15 @@ pub fn narrowing_line(narrowing: &crate::model::Narrowing, t: &Texts) -> String 
         String::new()
     } else {
         format!("{}: {}", t.filters, parts.join(" · "))
+    }
+}
+
+/// What a same-origin source is: a conversation's file ("文件") or the knowledge base.
+pub fn local_kind(url: &str, t: &Texts) -> &'static str {
+    if url.starts_with("/knowledge/~files/") {
+        t.file_label
+    } else {
+        t.knowledge_label
     }
 }
 

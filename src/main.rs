@@ -56,6 +56,10 @@ enum Command {
         /// endpoint|model for one of CITED_LLM_ENDPOINTS.
         #[arg(long)]
         model: Option<String>,
+        /// A file (PDF, Markdown, text, HTML or DOCX) searched alongside the web and cited
+        /// with its name and page; repeat for more.
+        #[arg(long = "file")]
+        files: Vec<std::path::PathBuf>,
     },
     /// Run a question set (JSON Lines: question and answer) through a mode and report
     /// accuracy, citation validity and precision, coverage, latency, tokens and cost.
@@ -207,6 +211,7 @@ fn main() -> ExitCode {
             period,
             site,
             model,
+            files,
         } => runtime.block_on(cli::ask(
             config,
             question,
@@ -218,6 +223,7 @@ fn main() -> ExitCode {
                 period,
                 site,
                 model,
+                files,
             },
         )),
         Command::Eval {

@@ -11,6 +11,7 @@ pub mod config;
 pub mod doctor;
 pub mod eval;
 pub mod fetch;
+pub mod files;
 pub mod knowledge;
 pub mod limits;
 pub mod llm;

@@ -9,6 +9,7 @@ mod doctor;
 mod eval;
 mod exposure;
 mod fetch;
+mod files;
 mod knowledge;
 mod layers;
 mod llama;

@@ -128,6 +128,7 @@ pub fn CitationLink(
         entry.title.clone()
     };
     let knowledge = entry.kind == SourceKind::Knowledge;
+    let kind_label = crate::i18n::local_kind(&entry.url, t);
     let base_label = format!("{} {number}：{title}", t.citation);
     // A citation whose source does not (fully) state its sentence says so in its name.
     let label = move || match support() {
@@ -224,7 +225,7 @@ pub fn CitationLink(
                             {icon.clone().map(|src| view! { <img class="favicon" src=src alt="" decoding="async"/> })}
                         </span>
                         <span class="cite-domain">{domain.clone()}</span>
-                        {knowledge.then(|| view! { <span class="cite-kind">{t.knowledge_label}</span> })}
+                        {knowledge.then(|| view! { <span class="cite-kind">{kind_label}</span> })}
                     </span>
                     <span class="cite-title">{title.clone()}</span>
                     <span class="cite-snippet">{snippet.clone()}</span>

@@ -177,6 +177,45 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
         });
     };
 
+    // Files attached to the conversation: the paperclip, or dropped on the composer.
+    let attached = RwSignal::new(Vec::<String>::new());
+    let picker = NodeRef::<leptos::html::Input>::new();
+    Effect::new(move |_| {
+        spawn_local(async move {
+            if let Some(names) = post_json("/api/files/list", None)
+                .await
+                .ok()
+                .and_then(|v| names_of(&v))
+            {
+                attached.set(names);
+            }
+        });
+    });
+    let add_files = move |list: Option<web_sys::FileList>| {
+        let Some(list) = list else { return };
+        let files: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).collect();
+        spawn_local(async move {
+            for file in files {
+                let url = format!(
+                    "/api/files?name={}",
+                    String::from(js_sys::encode_uri_component(&file.name()))
+                );
+                let message = match post_json(&url, Some(&file)).await {
+                    Ok(reply) => {
+                        if let Some(names) = names_of(&reply) {
+                            attached.set(names);
+                        }
+                        text_at(&reply, "message")
+                            .or_else(|| text_at(&reply, "error"))
+                            .unwrap_or_default()
+                    }
+                    Err(()) => t.file_unreadable.replace("{reason}", &file.name()),
+                };
+                chat.status.set(message);
+            }
+        });
+    };
+
     let on_keydown = move |event: ev::KeyboardEvent| {
         // 229: the key event of an input method that is still composing.
         if event.key() == "Enter"
@@ -196,9 +235,51 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
                 event.prevent_default();
                 send();
             }
+            on:dragover=move |event: ev::DragEvent| event.prevent_default()
+            on:drop=move |event: ev::DragEvent| {
+                event.prevent_default();
+                add_files(event.data_transfer().and_then(|data| data.files()));
+            }
         >
             <p class="status" role="status">{move || chat.status.get()}</p>
+            <Show when=move || attached.with(|names| !names.is_empty())>
+                <ul class="attached" aria-label=t.files_label>
+                    {move || attached.get().into_iter().map(|name| view! { <li>"📄 "{name}</li> }).collect_view()}
+                </ul>
+            </Show>
             <div class="composer-row">
+                <input
+                    type="file"
+                    class="visually-hidden"
+                    multiple
+                    accept=".pdf,.md,.markdown,.txt,.html,.htm,.docx"
+                    tabindex="-1"
+                    aria-hidden="true"
+                    node_ref=picker
+                    on:change=move |event| {
+                        use wasm_bindgen::JsCast;
+                        let input = event
+                            .target()
+                            .and_then(|target| target.dyn_into::<web_sys::HtmlInputElement>().ok());
+                        if let Some(input) = input {
+                            add_files(input.files());
+                            input.set_value("");
+                        }
+                    }
+                />
+                <button
+                    type="button"
+                    class="attach"
+                    aria-label=t.add_files
+                    title=t.add_files
+                    on:click=move |_| {
+                        if let Some(input) = picker.get() {
+                            input.click();
+                        }
+                    }
+                >
+                    "📎"
+                </button>
                 <textarea
                     class="question-box"
                     name="question"
@@ -317,4 +398,37 @@ fn apply(chat: Chat, exchange: Option<LiveExchange>, event: AnswerEvent, t: &'st
         AnswerEvent::Status { .. } | AnswerEvent::Progress { .. } | AnswerEvent::Command { .. } => {
         }
     }
+}
+
+/// POSTs `body` (or nothing) to `url` on cited's own origin; the JSON reply, whatever its
+/// status (refusals carry `error`).
+async fn post_json(url: &str, body: Option<&web_sys::File>) -> Result<wasm_bindgen::JsValue, ()> {
+    use wasm_bindgen::JsCast;
+    let window = web_sys::window().ok_or(())?;
+    let init = web_sys::RequestInit::new();
+    init.set_method("POST");
+    if let Some(body) = body {
+        init.set_body(body);
+    }
+    let response = wasm_bindgen_futures::JsFuture::from(window.fetch_with_str_and_init(url, &init))
+        .await
+        .map_err(|_| ())?
+        .dyn_into::<web_sys::Response>()
+        .map_err(|_| ())?;
+    let json = response.json().map_err(|_| ())?;
+    wasm_bindgen_futures::JsFuture::from(json)
+        .await
+        .map_err(|_| ())
+}
+
+/// A string field of a JSON reply.
+fn text_at(value: &wasm_bindgen::JsValue, field: &str) -> Option<String> {
+    js_sys::Reflect::get(value, &field.into()).ok()?.as_string()
+}
+
+/// The `files` list of a reply.
+fn names_of(value: &wasm_bindgen::JsValue) -> Option<Vec<String>> {
+    let files = js_sys::Reflect::get(value, &"files".into()).ok()?;
+    let files: &js_sys::Array = wasm_bindgen::JsCast::dyn_ref(&files)?;
+    Some(files.iter().filter_map(|name| name.as_string()).collect())
 }

@@ -481,7 +481,7 @@ fn SourceItem(
                 })}
                 {entry.domain.clone()}
             </span>
-            {knowledge.then(|| view! { " " <span class="cite-kind">{t.knowledge_label}</span> })}
+            {knowledge.then(|| view! { " " <span class="cite-kind">{crate::i18n::local_kind(&entry.url, t)}</span> })}
             {check.map(|check| view! {
                 <span class="source-check"><Evidence check url=entry.url.clone()/></span>
             })}

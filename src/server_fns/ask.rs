@@ -111,6 +111,7 @@ pub async fn ask(
         force_search: force_search.unwrap_or(false),
         site,
         model: settings.model.clone(),
+        files: Vec::new(),
     };
     // Counted as running from now, so a shutdown that comes before the task first runs
     // still waits for it.

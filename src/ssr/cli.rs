@@ -62,6 +62,25 @@ pub async fn ask(
             Some(id)
         }
     };
+    let mut files = Vec::new();
+    for (n, path) in filters.files.iter().enumerate() {
+        match read_file(path, state.config.capacity.file_bytes).await {
+            Ok(passages) => {
+                let name = crate::ssr::files::clean_name(&path.to_string_lossy());
+                files.push(crate::ssr::files::document(
+                    "cli",
+                    &n.to_string(),
+                    &name,
+                    passages,
+                ));
+            }
+            Err(error) => {
+                let message = crate::ssr::files::message(lang, &error);
+                eprintln!("{}: {message}", path.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
     let session = state.sessions.create(std::time::Instant::now());
     session.update_settings(|settings| {
         settings.focus = filters.focus;
@@ -89,6 +108,7 @@ pub async fn ask(
         force_search: false,
         site,
         model,
+        files,
     };
     let cancel = tokio_util::sync::CancellationToken::new();
     let run = tokio::spawn(answer::run(state, session, input, cancel, sender));
@@ -144,6 +164,30 @@ pub async fn ask(
     }
 }
 
+/// The passages of the file at `path`, or why it cannot be used.
+async fn read_file(
+    path: &std::path::Path,
+    max_bytes: usize,
+) -> Result<Vec<crate::ssr::knowledge::Passage>, crate::ssr::files::FileError> {
+    use crate::ssr::files::FileError;
+    let size = tokio::fs::metadata(path)
+        .await
+        .map_err(|error| FileError::Unreadable(error.to_string()))?
+        .len();
+    if size > max_bytes as u64 {
+        return Err(FileError::TooLarge {
+            max_mb: max_bytes / 1024 / 1024,
+        });
+    }
+    let bytes = tokio::fs::read(path)
+        .await
+        .map_err(|error| FileError::Unreadable(error.to_string()))?;
+    let name = path.to_string_lossy().into_owned();
+    crate::ssr::blocking::run(move || crate::ssr::files::extract(&name, &bytes))
+        .await
+        .unwrap_or_else(|| Err(FileError::Unreadable("the parser gave up".to_string())))
+}
+
 /// What narrows `cited ask`'s web searches (`--focus`, `--time`, `--site`).
 #[derive(Debug, Clone, Default)]
 pub struct Filters {
@@ -152,6 +196,8 @@ pub struct Filters {
     pub site: Option<String>,
     /// `--model`: a model name on the main endpoint, or `endpoint|model`.
     pub model: Option<String>,
+    /// `--file`: files searched alongside the web.
+    pub files: Vec<std::path::PathBuf>,
 }
 
 /// The question as `ask` accepts it, or the message that says why not.

@@ -280,6 +280,8 @@ pub struct Capacity {
     pub header_timeout: Duration,
     /// Largest request body accepted.
     pub body_bytes: usize,
+    /// Largest file attached to a conversation (`CITED_FILE_MAX_MB`).
+    pub file_bytes: usize,
     /// Most bytes of answer text kept; a longer one is cut with a notice.
     pub answer_bytes: usize,
     /// Most stored conversation data per user; past it new questions are refused.
@@ -798,6 +800,7 @@ impl Config {
             connections: reader.number("CITED_MAX_CONNECTIONS", 8, 100_000, 512),
             header_timeout: reader.seconds("CITED_HEADER_TIMEOUT_SECS", 1, 300, 10),
             body_bytes: reader.number("CITED_MAX_BODY_KB", 16, 100_000, 256) * 1024,
+            file_bytes: reader.number("CITED_FILE_MAX_MB", 1, 200, 10) * 1024 * 1024,
             answer_bytes: reader.number("CITED_MAX_ANSWER_KB", 1, 10_000, 256) * 1024,
             user_quota_bytes: reader.number("CITED_USER_QUOTA_MB", 1, 1_000_000, 200) as u64
                 * 1024
@@ -1094,6 +1097,7 @@ impl fmt::Display for Config {
             c.header_timeout.as_secs()
         )?;
         writeln!(f, "CITED_MAX_BODY_KB={}", c.body_bytes / 1024)?;
+        writeln!(f, "CITED_FILE_MAX_MB={}", c.file_bytes / 1024 / 1024)?;
         writeln!(f, "CITED_MAX_ANSWER_KB={}", c.answer_bytes / 1024)?;
         write!(
             f,

@@ -43,13 +43,18 @@ pub struct Document {
     pub path: String,
     pub title: String,
     pub passages: Vec<Passage>,
+    /// What is shown beside it instead of `path` (a conversation's file: its name).
+    pub shown: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Passage {
     /// The heading the passage sits under, if any.
     pub heading: Option<String>,
     pub text: String,
+    /// The page it is on, for a PDF.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
 }
 
 /// Which files, with their sizes and times: a change means re-indexing.
@@ -61,7 +66,8 @@ struct Snapshot {
     searcher: Option<Searcher>,
 }
 
-struct Searcher {
+/// A tantivy index over documents' passages, in memory.
+pub struct Searcher {
     reader: IndexReader,
     analyzer: TextAnalyzer,
     path: Field,
@@ -199,9 +205,22 @@ impl KnowledgeBase {
     /// The best passages for `query`: (document index, passage index, score), at most two
     /// per document, `limit` in all.
     fn hits(&self, snapshot: &Snapshot, query: &str, limit: usize) -> Vec<(usize, usize)> {
-        let Some(searcher) = &snapshot.searcher else {
-            return Vec::new();
-        };
+        match &snapshot.searcher {
+            Some(searcher) => hits(searcher, &snapshot.documents, query, limit),
+            None => Vec::new(),
+        }
+    }
+}
+
+/// The best passages of `documents` for `query`: (document index, passage index), at most
+/// two per document, `limit` in all.
+pub fn hits(
+    searcher: &Searcher,
+    documents: &[Document],
+    query: &str,
+    limit: usize,
+) -> Vec<(usize, usize)> {
+    {
         let parsed = searcher.query(query);
         let found = match searcher
             .reader
@@ -228,7 +247,7 @@ impl KnowledgeBase {
                 .get_first(searcher.passage)
                 .and_then(|v| v.as_u64())
                 .unwrap_or(0) as usize;
-            let Some(document) = snapshot.documents.iter().position(|d| d.path == path) else {
+            let Some(document) = documents.iter().position(|d| d.path == path) else {
                 continue;
             };
             if hits.iter().filter(|(d, _)| *d == document).count() >= 2 {
@@ -255,29 +274,7 @@ impl SearchProvider for KnowledgeBase {
         let sources = self
             .hits(&snapshot, query, limit)
             .into_iter()
-            .filter_map(|(d, p)| {
-                let document = &snapshot.documents[d];
-                let passage = document.passages.get(p)?;
-                let title = match &passage.heading {
-                    Some(heading) if *heading != document.title => {
-                        format!("{} › {heading}", document.title)
-                    }
-                    _ => document.title.clone(),
-                };
-                Some(Source {
-                    image: None,
-                    url: knowledge_url(&document.path, p),
-                    title,
-                    domain: document.path.clone(),
-                    snippet: whole_sentences(
-                        &passage.text,
-                        self.snippet_chars.max(MAX_SNIPPET_CHARS),
-                    ),
-                    engines: vec!["knowledge".to_string()],
-                    published: None,
-                    kind: SourceKind::Knowledge,
-                })
-            })
+            .filter_map(|(d, p)| passage_source(&snapshot.documents[d], p, self.snippet_chars))
             .collect();
         Ok(SearchResults {
             query: query.to_string(),
@@ -289,6 +286,32 @@ impl SearchProvider for KnowledgeBase {
     fn kind(&self) -> ProviderKind {
         ProviderKind::Knowledge
     }
+}
+
+/// Passage `p` of `document` as a source: its title (with the heading, or the page for a
+/// PDF), the page that opens it highlighted, its text as the snippet.
+pub fn passage_source(document: &Document, p: usize, snippet_chars: usize) -> Option<Source> {
+    let passage = document.passages.get(p)?;
+    let title = match (&passage.heading, passage.page) {
+        (_, Some(page)) => format!("{}, p. {page}", document.title),
+        (Some(heading), None) if *heading != document.title => {
+            format!("{} › {heading}", document.title)
+        }
+        _ => document.title.clone(),
+    };
+    Some(Source {
+        image: None,
+        url: knowledge_url(&document.path, p),
+        title,
+        domain: document
+            .shown
+            .clone()
+            .unwrap_or_else(|| document.path.clone()),
+        snippet: whole_sentences(&passage.text, snippet_chars.max(MAX_SNIPPET_CHARS)),
+        engines: vec!["knowledge".to_string()],
+        published: None,
+        kind: SourceKind::Knowledge,
+    })
 }
 
 /// A passage as a snippet: whole, or cut after the last full sentence that fits (a cut
@@ -451,11 +474,12 @@ fn read_document(path: &Path, shown: &str) -> Option<Document> {
         path: shown.to_string(),
         title: title.filter(|t| !t.trim().is_empty()).unwrap_or(file_name),
         passages,
+        shown: None,
     })
 }
 
 /// Blocks of text under their headings, merged into passages of about [`PASSAGE_CHARS`].
-fn markdown_passages(text: &str) -> (Option<String>, Vec<Passage>) {
+pub fn markdown_passages(text: &str) -> (Option<String>, Vec<Passage>) {
     use pulldown_cmark::{Event, Parser, Tag, TagEnd};
     let mut title: Option<String> = None;
     let mut heading: Option<String> = None;
@@ -505,7 +529,7 @@ fn markdown_passages(text: &str) -> (Option<String>, Vec<Passage>) {
     (title, merge(blocks))
 }
 
-fn html_passages(html: &str) -> (Option<String>, Vec<Passage>) {
+pub fn html_passages(html: &str) -> (Option<String>, Vec<Passage>) {
     let Ok(mut readability) = dom_smoothie::Readability::new(html, None, None) else {
         return (None, Vec::new());
     };
@@ -518,7 +542,7 @@ fn html_passages(html: &str) -> (Option<String>, Vec<Passage>) {
     }
 }
 
-fn plain_passages(text: &str, heading: Option<String>) -> Vec<Passage> {
+pub fn plain_passages(text: &str, heading: Option<String>) -> Vec<Passage> {
     let blocks = text
         .split("\n\n")
         .map(|b| b.split_whitespace().collect::<Vec<_>>().join(" "))
@@ -540,13 +564,17 @@ fn merge(blocks: Vec<(Option<String>, String)>) -> Vec<Passage> {
                 last.text.push('\n');
                 last.text.push_str(&text);
             }
-            _ => passages.push(Passage { heading, text }),
+            _ => passages.push(Passage {
+                heading,
+                text,
+                page: None,
+            }),
         }
     }
     passages
 }
 
-fn build_index(documents: &[Document]) -> tantivy::Result<Searcher> {
+pub fn build_index(documents: &[Document]) -> tantivy::Result<Searcher> {
     let mut builder = Schema::builder();
     let indexed = TextOptions::default().set_indexing_options(
         TextFieldIndexing::default()

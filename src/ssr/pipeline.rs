@@ -63,6 +63,8 @@ pub struct TurnInput {
     pub site: Option<String>,
     /// The picked model (`endpoint|model`); `None`: the default.
     pub model: Option<String>,
+    /// Files searched alongside the web besides the conversation's own (`cited ask --file`).
+    pub files: Vec<crate::ssr::knowledge::Document>,
 }
 
 impl TurnInput {
@@ -78,6 +80,7 @@ impl TurnInput {
             force_search: false,
             site: None,
             model: None,
+            files: Vec::new(),
         }
     }
 }
@@ -443,6 +446,8 @@ pub struct Turn {
     first_word: bool,
     /// Whether the image strip was searched for (once per answer).
     pub pictures_sought: bool,
+    /// The conversation's files (and `--file`s), loaded with the search provider.
+    files: Option<Arc<crate::ssr::files::ConversationFiles>>,
 }
 
 impl Turn {
@@ -502,6 +507,7 @@ impl Turn {
             began: Instant::now(),
             first_word: false,
             pictures_sought: false,
+            files: None,
         };
         // Sent even when a stop already landed, so every answer the browser sees starts;
         // nobody listening is noticed by the first step that checks.
@@ -834,7 +840,43 @@ impl Turn {
             self.notice(notice.level, notice.text).await?;
         }
         self.provider = Some(Arc::clone(&picked.provider));
+        self.files = self.load_files().await;
         Ok(picked.provider)
+    }
+
+    /// The conversation's files and the answer's own, indexed; `None` without any.
+    async fn load_files(&self) -> Option<Arc<crate::ssr::files::ConversationFiles>> {
+        let mut documents = self.input.files.clone();
+        if let (true, Some(conversation)) = (self.session.kept, self.session.conversation_id()) {
+            match self
+                .state
+                .store
+                .files(&self.session.owner(), &conversation)
+                .await
+            {
+                Ok(files) => documents.extend(files.into_iter().filter_map(|file| {
+                    let passages = serde_json::from_str(&file.passages).ok()?;
+                    Some(crate::ssr::files::document(
+                        &conversation,
+                        &file.id,
+                        &file.name,
+                        passages,
+                    ))
+                })),
+                Err(error) => tracing::warn!(%error, "cannot read the conversation's files"),
+            }
+        }
+        if documents.is_empty() {
+            return None;
+        }
+        let snippet_chars = self.state.config.snippet_chars;
+        crate::ssr::blocking::run(move || {
+            Arc::new(crate::ssr::files::ConversationFiles::new(
+                documents,
+                snippet_chars,
+            ))
+        })
+        .await
     }
 
     /// One search through the session cache, unless the answer stops first.
@@ -844,15 +886,41 @@ impl Turn {
         query: &str,
         options: &SearchOptions,
     ) -> Result<(Result<SearchResults, SearchError>, CacheUse), Halted> {
+        let asked = query;
         let (query, options) = self.filtered(provider, query, options);
-        self.guard(cached_search(
-            &self.session,
-            &self.state.shared,
-            provider,
-            &query,
-            &options,
-        ))
-        .await
+        let (searched, cache) = self
+            .guard(cached_search(
+                &self.session,
+                &self.state.shared,
+                provider,
+                &query,
+                &options,
+            ))
+            .await?;
+        // The conversation's files, searched alongside (never through a cache other
+        // sessions read); not for pictures.
+        let Some(files) = self
+            .files
+            .as_ref()
+            .filter(|_| !options.categories.iter().any(|c| c == "images"))
+        else {
+            return Ok((searched, cache));
+        };
+        let Ok(found) = files.search(asked, &SearchOptions::default()).await else {
+            return Ok((searched, cache));
+        };
+        let searched = match searched {
+            Ok(mut results) => {
+                results.sources.extend(found.sources);
+                Ok(results)
+            }
+            Err(_) if !found.sources.is_empty() => Ok(SearchResults {
+                partial: true,
+                ..found
+            }),
+            Err(error) => Err(error),
+        };
+        Ok((searched, cache))
     }
 
     /// A web search as the user narrowed it when the answer began (see [`narrowed`]).

@@ -228,6 +228,7 @@ fn changes_browser(path: &str) -> bool {
             | "/api/rename_conversation"
             | "/api/share_conversation"
             | "/api/ask"
+            | "/api/files"
             | "/new"
             | "/login"
             | "/logout"
@@ -555,6 +556,18 @@ pub async fn session_or_mint() -> Result<Arc<Session>, AppError> {
     }
     tracing::debug!(session = ?session.id, "new session");
     Ok(session)
+}
+
+/// A new anonymous session for a plain-HTTP route, with the cookie that names it; `None`
+/// when people sign in (their sessions are made by signing in).
+pub async fn mint(state: &AppState) -> Option<(Arc<Session>, axum::http::HeaderValue)> {
+    if state.config.access.auth != Auth::Off {
+        return None;
+    }
+    let session = state.sessions.create(Instant::now());
+    let cookie = session_cookie(state, Some(&session.id.to_string()))?;
+    save_new(state, &session).await;
+    Some((session, cookie))
 }
 
 /// Saves the session's settings and current conversation for its browser. A signed-in

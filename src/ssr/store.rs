@@ -69,6 +69,15 @@ pub struct StoredBrowser {
     pub user: Option<String>,
 }
 
+/// A file attached to a conversation: its extracted passages as JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredFile {
+    pub id: String,
+    pub name: String,
+    pub size: i64,
+    pub passages: String,
+}
+
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
@@ -277,6 +286,64 @@ impl Store {
             .fetch_one(&self.pool)
             .await?;
         Ok(row.try_get("value")?)
+    }
+
+    /// Attaches a file (its passages as JSON) to one of `owner`'s conversations; false when
+    /// the conversation is not theirs (or deleted), or already holds `max` files.
+    pub async fn add_file(
+        &self,
+        owner: &str,
+        conversation: &str,
+        file: &StoredFile,
+        max: usize,
+    ) -> Result<bool, StoreError> {
+        self.ready().await?;
+        let max = i64::try_from(max).unwrap_or(i64::MAX);
+        let added = sqlx::query(
+            "INSERT INTO files (id, conversation_id, name, size, passages, created_at) \
+             SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM conversations \
+             WHERE id = $2 AND owner = $7 AND deleted_at IS NULL) \
+             AND (SELECT COUNT(*) FROM files WHERE conversation_id = $2) < $8",
+        )
+        .bind(&file.id)
+        .bind(conversation)
+        .bind(&file.name)
+        .bind(file.size)
+        .bind(&file.passages)
+        .bind(now_millis())
+        .bind(owner)
+        .bind(max)
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        Ok(added == 1)
+    }
+
+    /// The files of one of `owner`'s conversations, oldest first; none for a deleted one.
+    pub async fn files(
+        &self,
+        owner: &str,
+        conversation: &str,
+    ) -> Result<Vec<StoredFile>, StoreError> {
+        self.ready().await?;
+        let rows = sqlx::query(
+            "SELECT f.id, f.name, f.size, f.passages FROM files f JOIN conversations c ON c.id = f.conversation_id \
+             WHERE f.conversation_id = $1 AND c.owner = $2 AND c.deleted_at IS NULL ORDER BY f.created_at, f.id",
+        )
+        .bind(conversation)
+        .bind(owner)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(StoredFile {
+                    id: row.try_get("id")?,
+                    name: row.try_get("name")?,
+                    size: row.try_get("size")?,
+                    passages: row.try_get("passages")?,
+                })
+            })
+            .collect()
     }
 
     pub async fn browser(&self, id: &str) -> Result<Option<StoredBrowser>, StoreError> {
@@ -691,6 +758,10 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
         }
+        sqlx::query("DELETE FROM files WHERE conversation_id IN (SELECT id FROM conversations WHERE owner = $1)")
+            .bind(owner)
+            .execute(&mut *tx)
+            .await?;
         sqlx::query("DELETE FROM conversations WHERE owner = $1")
             .bind(owner)
             .execute(&mut *tx)

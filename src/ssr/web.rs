@@ -25,6 +25,7 @@ use crate::app::{shell, App};
 use crate::ssr::state::AppState;
 
 pub mod accounts;
+pub mod files_routes;
 pub mod guard;
 pub mod history_routes;
 pub mod knowledge_page;
@@ -75,6 +76,8 @@ pub fn router(state: AppState) -> Router {
         .route("/c/{id}/export.md", get(history_routes::export))
         .route("/media/image", get(media_routes::image))
         .route("/media/icon", get(media_routes::icon))
+        .route("/api/files", axum::routing::post(files_routes::upload))
+        .route("/api/files/list", axum::routing::post(files_routes::list))
         .route(
             "/knowledge/{*path}",
             get(crate::ssr::web::knowledge_page::show),
@@ -102,9 +105,10 @@ pub fn router(state: AppState) -> Router {
             REQUEST_TIMEOUT,
         ))
         // 413 before a handler reads anything: from Content-Length at once, or as soon as a
-        // streamed body passes the limit.
-        .layer(tower_http::limit::RequestBodyLimitLayer::new(
-            state.config.capacity.body_bytes,
+        // streamed body passes the limit (a file upload's limit is the file size's).
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            guard::body_limit,
         ))
         .layer(middleware::from_fn_with_state(state.clone(), guard::guard))
         .layer(

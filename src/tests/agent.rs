@@ -126,6 +126,7 @@ async fn agent(
         force_search: false,
         site: None,
         model: None,
+        files: Vec::new(),
     };
     let exchange = answer::run(
         state.clone(),
@@ -257,6 +258,7 @@ async fn numbering_continues_across_questions_and_restarts_after_reset() {
         force_search: false,
         site: None,
         model: None,
+        files: Vec::new(),
     };
     let chat_exchange = answer::run(
         chat_state,

@@ -89,6 +89,7 @@ async fn ask_with(
         force_search,
         site: None,
         model: None,
+        files: Vec::new(),
     };
     super::answer_collecting(state, input).await
 }

@@ -150,6 +150,7 @@ async fn ask(
         force_search: false,
         site: None,
         model: None,
+        files: Vec::new(),
     };
     let exchange = answer::run(
         harness.state.clone(),
@@ -314,6 +315,7 @@ async fn stop_ends_the_answer_and_keeps_what_was_written() {
         force_search: false,
         site: None,
         model: None,
+        files: Vec::new(),
     };
     let run = {
         let (state, session, cancel) = (h.state.clone(), h.session.clone(), cancel.clone());
@@ -356,6 +358,7 @@ async fn a_reset_during_an_answer_is_not_undone_by_it() {
         force_search: false,
         site: None,
         model: None,
+        files: Vec::new(),
     };
     let run = {
         let (state, session) = (h.state.clone(), h.session.clone());
@@ -641,6 +644,7 @@ async fn focus_period_and_site_narrow_the_web_search() {
             force_search: false,
             site: site.map(str::to_string),
             model: None,
+            files: Vec::new(),
         };
         let (sender, mut receiver) = mpsc::channel(256);
         let state = h.state.clone();

@@ -105,6 +105,7 @@ fn input(question: &str) -> TurnInput {
         force_search: false,
         site: None,
         model: None,
+        files: Vec::new(),
     }
 }
 

@@ -235,6 +235,7 @@ async fn ask_offline(state: &AppState, question: &str, mode: Mode) -> Exchange {
         force_search: false,
         site: None,
         model: None,
+        files: Vec::new(),
     };
     let cancel = CancellationToken::new();
     let exchange = crate::ssr::answer::run(state.clone(), session, input, cancel, sender).await;

@@ -64,6 +64,7 @@ fn input(question: &str, mode: Mode, lang: Lang) -> TurnInput {
         force_search: false,
         site: None,
         model: None,
+        files: Vec::new(),
     }
 }
 

@@ -191,6 +191,7 @@ async fn run_research(
         force_search: false,
         site: None,
         model: None,
+        files: Vec::new(),
     };
     run_input(state, session, input, cancel).await
 }

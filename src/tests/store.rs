@@ -350,6 +350,7 @@ async fn answer(state: &AppState, session: &Arc<Session>, question: &str, mode: 
         force_search: false,
         site: None,
         model: None,
+        files: Vec::new(),
     };
     let exchange = crate::ssr::answer::run(
         state.clone(),
@@ -440,6 +441,7 @@ fn a_crash_mid_answer_leaves_the_question_interrupted() {
                 force_search: false,
                 site: None,
                 model: None,
+                files: Vec::new(),
             };
             tokio::spawn(crate::ssr::answer::run(
                 state,

@@ -57,6 +57,16 @@ Migration {
     common: &["CREATE TABLE secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL)"],
     sqlite: &[],
     postgres: &[],
+},
+// 5: files attached to conversations, as their extracted passages (JSON).
+Migration {
+    common: &[
+        "CREATE TABLE files (id TEXT PRIMARY KEY, conversation_id TEXT NOT NULL, name TEXT NOT NULL, \
+         size {int} NOT NULL, passages TEXT NOT NULL, created_at {int} NOT NULL)",
+        "CREATE INDEX files_by_conversation ON files (conversation_id, created_at)",
+    ],
+    sqlite: &[],
+    postgres: &[],
 }];
 
 /// A number no other program on the database is likely to lock.

@@ -254,3 +254,43 @@ mod tests {
         assert_eq!(strip_port("example.org"), "example.org");
     }
 }
+
+/// The path files are uploaded to; its bodies may be as large as `CITED_FILE_MAX_MB`.
+pub const UPLOAD_PATH: &str = "/api/files";
+
+/// Refuses a body larger than the request's limit: at once from `Content-Length` (413), or
+/// as soon as a streamed body passes it (its reader fails).
+pub async fn body_limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let capacity = &state.config.capacity;
+    let limit = if request.uri().path() == UPLOAD_PATH {
+        capacity.file_bytes.max(capacity.body_bytes)
+    } else {
+        capacity.body_bytes
+    };
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > limit as u64) {
+        if request.uri().path() == UPLOAD_PATH {
+            let lang = crate::ssr::request::lang_for(None, request.headers());
+            let error = crate::ssr::files::FileError::TooLarge {
+                max_mb: limit / 1024 / 1024,
+            };
+            let message = crate::ssr::files::message(lang, &error);
+            return (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                axum::Json(serde_json::json!({ "error": message })),
+            )
+                .into_response();
+        }
+        return plain(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "The request body is too large.\n",
+        );
+    }
+    let (parts, body) = request.into_parts();
+    let body = axum::body::Body::new(http_body_util::Limited::new(body, limit));
+    next.run(Request::from_parts(parts, body)).await
+}

@@ -40,7 +40,15 @@ pub async fn show(
 ) -> Response {
     let lang = lang_for(session.as_ref().map(|s| &*s.0 .0), &headers);
     let t = lang.texts();
-    let Some(document) = state.knowledge.document(&path) else {
+    // A conversation's file: only its owner sees it, only while the conversation exists.
+    let (document, label) = match path.strip_prefix(crate::ssr::files::FILES_PREFIX) {
+        Some(rest) => {
+            let owner = session.as_ref().map(|s| s.0 .0.owner());
+            (file(&state, owner, rest).await, t.file_label)
+        }
+        None => (state.knowledge.document(&path), t.knowledge_label),
+    };
+    let Some(document) = document else {
         let body = format!(
             "<!doctype html><html lang=\"{}\"><meta charset=\"utf-8\"><title>404</title><p>{}</p><p><a href=\"/\">cited</a></p></html>",
             t.html_lang,
@@ -50,7 +58,14 @@ pub async fn show(
     };
     let mut body = String::new();
     let mut heading: Option<&str> = None;
+    let mut page: Option<u32> = None;
     for (n, passage) in document.passages.iter().enumerate() {
+        if passage.page.is_some() && passage.page != page {
+            page = passage.page;
+            if let Some(number) = page {
+                body.push_str(&format!("<h2 id=\"page-{number}\">p. {number}</h2>\n"));
+            }
+        }
         if passage.heading.as_deref() != heading {
             heading = passage.heading.as_deref();
             if let Some(text) = heading {
@@ -79,8 +94,27 @@ pub async fn show(
         lang = t.html_lang,
         css = state.leptos_options.output_name,
         title = escape(&document.title),
-        label = escape(t.knowledge_label),
-        path = escape(&document.path),
+        label = escape(label),
+        path = escape(document.shown.as_deref().unwrap_or(&document.path)),
     );
     Html(html).into_response()
+}
+
+/// `<conversation>/<file>` of the owner's conversation, as a document.
+async fn file(
+    state: &AppState,
+    owner: Option<String>,
+    rest: &str,
+) -> Option<crate::ssr::knowledge::Document> {
+    let owner = owner?;
+    let (conversation, id) = rest.split_once('/')?;
+    let files = state.store.files(&owner, conversation).await.ok()?;
+    let file = files.into_iter().find(|file| file.id == id)?;
+    let passages = serde_json::from_str(&file.passages).ok()?;
+    Some(crate::ssr::files::document(
+        conversation,
+        &file.id,
+        &file.name,
+        passages,
+    ))
 }

@@ -1,0 +1,165 @@
+//! `POST /api/files?name=<file name>` (the body is the file): attaches a file to the
+//! browser's conversation, starting one when there is none; `POST /api/files/list`: the
+//! conversation's files. Answers JSON: `{"name","message","files"}`, or `{"error"}` with
+//! 400 (type, no text, too many), 413 (size) or 401 (no session when people sign in).
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use serde_json::json;
+
+use crate::ssr::files::{self, FileError, MAX_FILES};
+use crate::ssr::request::{remember, CurrentSession};
+use crate::ssr::session::{Session, SessionId};
+use crate::ssr::state::AppState;
+use crate::ssr::store::StoredFile;
+
+#[derive(serde::Deserialize)]
+pub struct Upload {
+    #[serde(default)]
+    name: String,
+}
+
+fn refused(status: StatusCode, message: String) -> Response {
+    (status, Json(json!({ "error": message }))).into_response()
+}
+
+/// The names of the conversation's files, oldest first.
+async fn names(state: &AppState, session: &Session) -> Vec<String> {
+    let Some(conversation) = session.conversation_id() else {
+        return Vec::new();
+    };
+    match state.store.files(&session.owner(), &conversation).await {
+        Ok(files) => files.into_iter().map(|file| file.name).collect(),
+        Err(error) => {
+            tracing::warn!(%error, "cannot list the conversation's files");
+            Vec::new()
+        }
+    }
+}
+
+pub async fn list(
+    State(state): State<AppState>,
+    session: Option<Extension<CurrentSession>>,
+) -> Response {
+    let files = match session {
+        Some(Extension(CurrentSession(session))) => names(&state, &session).await,
+        None => Vec::new(),
+    };
+    Json(json!({ "files": files })).into_response()
+}
+
+pub async fn upload(
+    State(state): State<AppState>,
+    session: Option<Extension<CurrentSession>>,
+    headers: axum::http::HeaderMap,
+    Query(upload): Query<Upload>,
+    body: Bytes,
+) -> Response {
+    let session = session.map(|Extension(CurrentSession(session))| session);
+    let lang = crate::ssr::request::lang_for(session.as_deref(), &headers);
+    let (session, cookie) = match session {
+        Some(session) => (session, None),
+        None => match crate::ssr::request::mint(&state).await {
+            Some((session, cookie)) => (session, Some(cookie)),
+            None => return refused(StatusCode::UNAUTHORIZED, lang.texts().sign_in.to_string()),
+        },
+    };
+    let mut response = attach(&state, &session, &upload.name, body, lang).await;
+    if let Some(cookie) = cookie {
+        response.headers_mut().append(header::SET_COOKIE, cookie);
+    }
+    response
+}
+
+async fn attach(
+    state: &AppState,
+    session: &Arc<Session>,
+    raw_name: &str,
+    body: Bytes,
+    lang: crate::model::Lang,
+) -> Response {
+    let t = lang.texts();
+    let name = files::clean_name(raw_name);
+    let max = state.config.capacity.file_bytes;
+    if body.len() > max {
+        let error = FileError::TooLarge {
+            max_mb: max / 1024 / 1024,
+        };
+        return refused(StatusCode::PAYLOAD_TOO_LARGE, files::message(lang, &error));
+    }
+    if files::FileKind::of(&name).is_none() {
+        return refused(
+            StatusCode::BAD_REQUEST,
+            files::message(lang, &FileError::Unsupported),
+        );
+    }
+    let size = body.len();
+    let extracted = {
+        let name = name.clone();
+        crate::ssr::blocking::run(move || files::extract(&name, &body))
+            .await
+            .unwrap_or_else(|| Err(FileError::Unreadable("the parser gave up".to_string())))
+    };
+    let passages = match extracted {
+        Ok(passages) => passages,
+        Err(error) => return refused(StatusCode::BAD_REQUEST, files::message(lang, &error)),
+    };
+    let Ok(passages) = serde_json::to_string(&passages) else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let owner = session.owner();
+    // The browser's conversation, or a new one named after the file.
+    let conversation = match session.conversation_id() {
+        Some(id) => id,
+        None => {
+            let id = SessionId::random().to_string();
+            let mode = session.settings().mode;
+            if let Err(error) = state
+                .store
+                .create_conversation(&owner, &id, &name, mode)
+                .await
+            {
+                tracing::error!(%error, "cannot start a conversation for a file");
+                return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+            }
+            session.start_conversation(session.generation(), id.clone());
+            remember(state, session).await;
+            id
+        }
+    };
+    let file = StoredFile {
+        id: SessionId::random().to_string(),
+        name: name.clone(),
+        size: i64::try_from(size).unwrap_or(i64::MAX),
+        passages,
+    };
+    match state
+        .store
+        .add_file(&owner, &conversation, &file, MAX_FILES)
+        .await
+    {
+        Ok(true) => {}
+        Ok(false) => {
+            return refused(
+                StatusCode::BAD_REQUEST,
+                files::message(lang, &FileError::TooMany { max: MAX_FILES }),
+            )
+        }
+        Err(error) => {
+            tracing::error!(%error, "cannot store a file");
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        }
+    }
+    tracing::info!(session = ?session.id, size, "file added");
+    Json(json!({
+        "name": name,
+        "message": t.file_added.replace("{name}", &name),
+        "files": names(state, session).await,
+    }))
+    .into_response()
+}

@@ -1,0 +1,236 @@
+//! Files in a conversation: PDF (by page), DOCX, Markdown, HTML and text extracted; an
+//! upload over HTTP searched alongside the real SearXNG and cited with its name and page;
+//! its passage page only for its owner; limits with clear messages; gone with the
+//! conversation.
+
+use std::io::Write;
+
+use super::{browser, searxng, TestServer};
+use crate::model::AnswerEvent;
+use crate::ssr::files::extract;
+
+/// A PDF of `pages`, one line of Helvetica text each, with a correct cross-reference table.
+pub fn pdf(pages: &[&str]) -> Vec<u8> {
+    let count = pages.len();
+    // Objects: 1 catalog, 2 pages, 3 font, then per page: page, content.
+    let mut objects: Vec<String> = vec![
+        "<< /Type /Catalog /Pages 2 0 R >>".to_string(),
+        format!(
+            "<< /Type /Pages /Kids [{}] /Count {count} >>",
+            (0..count)
+                .map(|i| format!("{} 0 R", 4 + 2 * i))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+            .to_string(),
+    ];
+    for (i, text) in pages.iter().enumerate() {
+        let content = format!("BT /F1 12 Tf 72 720 Td ({text}) Tj ET");
+        objects.push(format!(
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents {} 0 R >>",
+            5 + 2 * i
+        ));
+        objects.push(format!(
+            "<< /Length {} >>\nstream\n{content}\nendstream",
+            content.len()
+        ));
+    }
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (n, object) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        write!(out, "{} 0 obj\n{object}\nendobj\n", n + 1).unwrap();
+    }
+    let xref = out.len();
+    write!(out, "xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).unwrap();
+    for offset in offsets {
+        write!(out, "{offset:010} 00000 n \n").unwrap();
+    }
+    write!(
+        out,
+        "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+        objects.len() + 1
+    )
+    .unwrap();
+    out
+}
+
+/// A DOCX whose body is `paragraphs`.
+pub fn docx(paragraphs: &[&str]) -> Vec<u8> {
+    let body: String = paragraphs
+        .iter()
+        .map(|p| format!("<w:p><w:r><w:t>{p}</w:t></w:r></w:p>"))
+        .collect();
+    let document = format!(
+        r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>{body}</w:body></w:document>"#
+    );
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default();
+    zip.start_file("[Content_Types].xml", options).unwrap();
+    zip.write_all(br#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>"#).unwrap();
+    zip.start_file("word/document.xml", options).unwrap();
+    zip.write_all(document.as_bytes()).unwrap();
+    zip.finish().unwrap().into_inner()
+}
+
+#[test]
+fn every_kind_gives_its_text() {
+    let passages = extract(
+        "notes.PDF",
+        &pdf(&[
+            "Tokio schedules tasks.",
+            "The lighthouse keeper logs every ship.",
+        ]),
+    )
+    .unwrap();
+    let pages: Vec<(Option<u32>, &str)> =
+        passages.iter().map(|p| (p.page, p.text.trim())).collect();
+    assert_eq!(
+        pages,
+        [
+            (Some(1), "Tokio schedules tasks."),
+            (Some(2), "The lighthouse keeper logs every ship.")
+        ]
+    );
+
+    let passages = extract("report.docx", &docx(&["First &amp; foremost.", "第二段。"])).unwrap();
+    assert_eq!(passages.len(), 1, "short paragraphs merge into one passage");
+    assert_eq!(passages[0].text, "First & foremost.\n第二段。");
+
+    let passages = extract("a.md", "# Title\n\nBody *text* here.\n".as_bytes()).unwrap();
+    assert_eq!(passages[0].heading.as_deref(), Some("Title"));
+    assert_eq!(passages[0].text, "Body text here.");
+    let passages = extract(
+        "a.html",
+        b"<html><head><title>T</title></head><body><article><p>An HTML page about keepers of lights and the ships they guide at night, with enough text to be an article that Readability keeps as the content.</p></article><script>alert(1)</script></body></html>",
+    )
+    .unwrap();
+    assert!(
+        passages[0].text.contains("keepers of lights"),
+        "{passages:?}"
+    );
+    assert!(passages.iter().all(|p| !p.text.contains("alert")));
+    let passages = extract("a.txt", "one\n\ntwo".as_bytes()).unwrap();
+    assert_eq!(passages[0].text, "one\ntwo");
+}
+
+fn vars(searxng: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("CITED_SEARXNG_URL", searxng.to_string()),
+        ("CITED_SOURCES", "web".into()),
+        ("CITED_FILE_MAX_MB", "1".into()),
+    ]
+}
+
+async fn upload(
+    client: &reqwest::Client,
+    server: &TestServer,
+    name: &str,
+    body: Vec<u8>,
+) -> (u16, serde_json::Value) {
+    let response = client
+        .post(server.url("/api/files"))
+        .query(&[("name", name)])
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or_default())
+}
+
+#[tokio::test]
+async fn an_uploaded_file_is_searched_cited_by_page_and_kept_to_its_owner() {
+    let vars = vars(&searxng::shared().url);
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let server = TestServer::start(&vars).await;
+    let me = browser();
+
+    // Refused with a message that says why, and nothing is lost.
+    let (status, reply) = upload(&me, &server, "setup.exe", b"MZ".to_vec()).await;
+    assert_eq!(status, 400);
+    assert!(reply["error"].as_str().unwrap().contains("PDF"), "{reply}");
+    let (status, reply) = upload(&me, &server, "big.txt", vec![b'a'; 2 * 1024 * 1024]).await;
+    assert_eq!(status, 413);
+    assert!(reply["error"].as_str().unwrap().contains("1 MB"), "{reply}");
+    let (status, reply) = upload(&me, &server, "scan.pdf", pdf(&[""])).await;
+    assert_eq!(status, 400, "{reply}");
+
+    let (status, reply) = upload(
+        &me,
+        &server,
+        "notes.pdf",
+        pdf(&[
+            "Tokio schedules tasks.",
+            "The lighthouse keeper logs every ship.",
+        ]),
+    )
+    .await;
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["files"], serde_json::json!(["notes.pdf"]));
+    assert!(reply["message"].as_str().unwrap().contains("notes.pdf"));
+
+    let events = super::chat::post_ask(&me, &server, "What does the lighthouse keeper log?")
+        .await
+        .unwrap();
+    let sources: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            AnswerEvent::Sources { sources } => Some(sources.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let cited = sources
+        .iter()
+        .find(|s| s.title == "notes.pdf, p. 2")
+        .unwrap_or_else(|| panic!("{sources:#?}"));
+    assert_eq!(cited.domain, "notes.pdf");
+    assert!(cited.snippet.contains("lighthouse keeper"));
+    assert!(
+        crate::citation::urls::is_safe_link(&cited.url),
+        "{}",
+        cited.url
+    );
+    assert!(cited.url.starts_with("/knowledge/~files/"), "{}", cited.url);
+
+    // The passage opens highlighted for its owner; for anybody else there is nothing.
+    let page = server.text(&me, &cited.url).await;
+    assert!(page.contains("<mark id=\"passage\""), "{page}");
+    assert!(page.contains("The lighthouse keeper logs every ship."));
+    assert!(page.contains("p. 2"));
+    let stranger = browser();
+    let response = stranger.get(server.url(&cited.url)).send().await.unwrap();
+    assert_eq!(response.status(), 404);
+    let (_, listed) = {
+        let response = stranger
+            .post(server.url("/api/files/list"))
+            .send()
+            .await
+            .unwrap();
+        (
+            response.status(),
+            response.json::<serde_json::Value>().await.unwrap(),
+        )
+    };
+    assert_eq!(listed["files"], serde_json::json!([]));
+
+    // Gone with the conversation.
+    let conversation = cited
+        .url
+        .trim_start_matches("/knowledge/~files/")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let deleted = me
+        .post(server.url("/api/delete_conversation"))
+        .form(&[("id", conversation.as_str()), ("deleted", "true")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 200);
+    let response = me.get(server.url(&cited.url)).send().await.unwrap();
+    assert_eq!(response.status(), 404);
+}
