@@ -95,6 +95,10 @@ function answerFor(question, model = 'fake-model') {
       chunks: ['Evil <script>alert(1)</script> ', 'markup [1]. <img src=x onerror=alert(3)> ', '[click me](javascript:alert(4)) and ', '[safe link](https://example.org/safe).\n\n', '<script>alert(5)</script>\n'],
     };
   }
+  // A file added to the conversation is source 3, after the two lighthouse pages.
+  if (q.includes('keeper')) {
+    return { pace: 20, chunks: ['The keeper logs every passing ship [3].'] };
+  }
   // The model picker: the answer names the model that wrote it.
   if (q.includes('which model')) {
     return { pace: 20, chunks: [`Written by ${model} [1].`] };

@@ -74,3 +74,36 @@ fn filters_are_said_and_a_bad_site_is_refused() {
     let unknown = run(&["q?", "--focus", "images"]);
     assert_eq!(unknown.status.code(), Some(2), "clap refuses it");
 }
+
+#[test]
+fn files_are_searched_and_cited_and_bad_ones_refused() {
+    let dir = std::env::temp_dir().join(format!("cited-ask-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let notes = dir.join("keeper-notes.md");
+    std::fs::write(
+        &notes,
+        "# Keeper notes\n\nThe lighthouse keeper logs every passing ship in the tower book.\n",
+    )
+    .unwrap();
+    let output = run(&[
+        "What does the lighthouse keeper log?",
+        "--file",
+        notes.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(stdout.contains("passing ship"), "{stdout}");
+    assert!(stdout.contains("Keeper notes"), "the file is in the references: {stdout}");
+
+    let bad = dir.join("setup.exe");
+    std::fs::write(&bad, b"MZ").unwrap();
+    let output = run(&["What is this?", "--file", bad.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("Only PDF, Markdown, text, HTML and DOCX"), "{stderr}");
+
+    // Offline there is no model to pick.
+    let output = run(&["What is this?", "--model", "gpt-4o"]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

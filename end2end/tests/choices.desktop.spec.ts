@@ -76,3 +76,40 @@ test('the site field keeps web searches on one site and says so', async ({ page 
   await site.blur();
   await expect(page.getByText('不限站点')).toBeVisible();
 });
+
+test('files added to the conversation are searched, cited and open at their passage', async ({ page }) => {
+  await openHydrated(page);
+  const chooser = page.waitForEvent('filechooser');
+  await page.getByRole('button', { name: '添加文件' }).click();
+  await (await chooser).setFiles({
+    name: 'keeper.md',
+    mimeType: 'text/markdown',
+    buffer: Buffer.from('# Keeper notes\n\nThe lighthouse keeper logs every passing ship in the tower book.\n'),
+  });
+  await expect(page.getByRole('status')).toContainText('已添加 keeper.md');
+  const files = page.getByRole('list', { name: '对话中的文件' });
+  await expect(files).toContainText('keeper.md');
+
+  // Dropped on the composer too; a kind cited cannot read is refused with the reason.
+  await page.locator('form.composer').evaluate((form) => {
+    const data = new DataTransfer();
+    data.items.add(new File(['MZ'], 'setup.exe'));
+    form.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+  });
+  await expect(page.getByRole('status')).toContainText('只支持 PDF、Markdown、文本、HTML 和 DOCX 文件');
+  await page.locator('form.composer').evaluate((form) => {
+    const data = new DataTransfer();
+    data.items.add(new File(['Ships pass the tower at dawn.'], 'dawn.txt', { type: 'text/plain' }));
+    form.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+  });
+  await expect(files).toContainText('dawn.txt');
+
+  await askQuestion(page, 'What does the lighthouse keeper log?');
+  await expect(page.getByRole('button', { name: '停止' })).toBeHidden();
+  const cite = page.locator('.answer-body').last().getByRole('link', { name: /^引用 3：keeper\.md/ });
+  await expect(cite).toBeVisible();
+  const href = await cite.getAttribute('href');
+  expect(href).toMatch(/^\/knowledge\/~files\/[0-9a-f]+\/[0-9a-f]+\?p=0#passage$/);
+  await page.goto(href!);
+  await expect(page.locator('mark#passage')).toContainText('The lighthouse keeper logs every passing ship');
+});
