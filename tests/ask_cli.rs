@@ -93,14 +93,20 @@ fn files_are_searched_and_cited_and_bad_ones_refused() {
     assert!(output.status.success(), "{output:?}");
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(stdout.contains("passing ship"), "{stdout}");
-    assert!(stdout.contains("Keeper notes"), "the file is in the references: {stdout}");
+    assert!(
+        stdout.contains("Keeper notes"),
+        "the file is in the references: {stdout}"
+    );
 
     let bad = dir.join("setup.exe");
     std::fs::write(&bad, b"MZ").unwrap();
     let output = run(&["What is this?", "--file", bad.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     let stderr = String::from_utf8(output.stderr).unwrap();
-    assert!(stderr.contains("Only PDF, Markdown, text, HTML and DOCX"), "{stderr}");
+    assert!(
+        stderr.contains("Only PDF, Markdown, text, HTML and DOCX"),
+        "{stderr}"
+    );
 
     // Offline there is no model to pick.
     let output = run(&["What is this?", "--model", "gpt-4o"]);

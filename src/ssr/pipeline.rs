@@ -844,6 +844,11 @@ impl Turn {
         Ok(picked.provider)
     }
 
+    /// The conversation's files (and `--file`s), once the provider is picked.
+    pub fn files(&self) -> Option<Arc<crate::ssr::files::ConversationFiles>> {
+        self.files.clone()
+    }
+
     /// The conversation's files and the answer's own, indexed; `None` without any.
     async fn load_files(&self) -> Option<Arc<crate::ssr::files::ConversationFiles>> {
         let mut documents = self.input.files.clone();

@@ -718,6 +718,7 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
         question: turn.input.question.clone(),
         focus: state.config.focus.get(turn.exchange.narrowing.focus),
         narrowing: turn.exchange.narrowing.clone(),
+        files: turn.files(),
     });
     let mut run = Run {
         turn,

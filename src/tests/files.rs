@@ -234,3 +234,35 @@ async fn an_uploaded_file_is_searched_cited_by_page_and_kept_to_its_owner() {
     let response = me.get(server.url(&cited.url)).send().await.unwrap();
     assert_eq!(response.status(), 404);
 }
+
+#[tokio::test]
+async fn research_branches_search_the_files_too() {
+    let mut state =
+        crate::ssr::state::AppState::new(super::pipeline_config(&searxng::shared().url, &[]));
+    state.llm = std::sync::Arc::new(crate::ssr::llm::extractive::Extractive);
+    let passages = extract(
+        "keeper.md",
+        "# Keeper notes\n\nThe lighthouse keeper logs every passing ship in the tower book.\n"
+            .as_bytes(),
+    )
+    .unwrap();
+    let input = crate::ssr::pipeline::TurnInput {
+        files: vec![crate::ssr::files::document("c", "1", "keeper.md", passages)],
+        ..crate::ssr::pipeline::TurnInput::standalone(
+            "What does the lighthouse keeper log?".into(),
+            crate::model::Mode::Research,
+        )
+    };
+    let (exchange, _) = super::answer_collecting(&state, input).await;
+    let plan = exchange.research.clone().expect("a research plan");
+    assert!(
+        plan.sub_questions()
+            .any(|s| s.status == crate::model::BranchStatus::Done),
+        "{plan:#?}"
+    );
+    assert!(
+        exchange.sources.iter().any(|s| s.domain == "keeper.md"),
+        "{:#?}",
+        exchange.sources
+    );
+}

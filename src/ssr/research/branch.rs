@@ -35,6 +35,8 @@ pub struct Env {
     /// What the user narrowed web searches to, and their focus's categories or engines.
     pub narrowing: crate::model::Narrowing,
     pub focus: crate::ssr::config::FocusSearch,
+    /// The conversation's files, searched alongside.
+    pub files: Option<Arc<crate::ssr::files::ConversationFiles>>,
 }
 
 /// A search the branch made, to be registered as one round.
@@ -113,6 +115,22 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
         )
         .await
         .0;
+    }
+    // The conversation's files answer the sub-question too.
+    if let Some(files) = &env.files {
+        if let Ok(found) = files
+            .search(&planned.query, &SearchOptions::default())
+            .await
+        {
+            searched = match searched {
+                Ok(mut results) => {
+                    results.sources.extend(found.sources);
+                    Ok(results)
+                }
+                Err(_) if !found.sources.is_empty() => Ok(found),
+                Err(error) => Err(error),
+            };
+        }
     }
     let results = match searched {
         Ok(results) if results.sources.is_empty() => {
