@@ -45,7 +45,7 @@ pub fn pdf(pages: &[&str]) -> Vec<u8> {
     let xref = out.len();
     write!(out, "xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).unwrap();
     for offset in offsets {
-        write!(out, "{offset:010} 00000 n \n").unwrap();
+        writeln!(out, "{offset:010} 00000 n ").unwrap();
     }
     write!(
         out,

@@ -242,19 +242,6 @@ fn with_headers(
     response
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ports_are_stripped() {
-        assert_eq!(strip_port("localhost:3000"), "localhost");
-        assert_eq!(strip_port("[::1]:3000"), "[::1]");
-        assert_eq!(strip_port("[::1]"), "[::1]");
-        assert_eq!(strip_port("example.org"), "example.org");
-    }
-}
-
 /// The path files are uploaded to; its bodies may be as large as `CITED_FILE_MAX_MB`.
 pub const UPLOAD_PATH: &str = "/api/files";
 
@@ -293,4 +280,17 @@ pub async fn body_limit(State(state): State<AppState>, request: Request, next: N
     let (parts, body) = request.into_parts();
     let body = axum::body::Body::new(http_body_util::Limited::new(body, limit));
     next.run(Request::from_parts(parts, body)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_are_stripped() {
+        assert_eq!(strip_port("localhost:3000"), "localhost");
+        assert_eq!(strip_port("[::1]:3000"), "[::1]");
+        assert_eq!(strip_port("[::1]"), "[::1]");
+        assert_eq!(strip_port("example.org"), "example.org");
+    }
 }
