@@ -4,12 +4,10 @@
 //! jieba stack, and searched alongside the web. A passage is cited with the file's name
 //! (and page) and opens highlighted at `/knowledge/~files/<conversation>/<file>`.
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 
 use crate::ssr::knowledge::{
-    build_index, hits, html_passages, markdown_passages, passage_source, plain_passages, Document,
+    build_index, html_passages, markdown_passages, passage_results, plain_passages, Document,
     Passage, Searcher,
 };
 use crate::ssr::search::{ProviderKind, SearchError, SearchOptions, SearchProvider, SearchResults};
@@ -270,34 +268,18 @@ impl SearchProvider for ConversationFiles {
         options: &SearchOptions,
     ) -> Result<SearchResults, SearchError> {
         let limit = options.max_results.unwrap_or(3).clamp(1, 20);
-        let sources = match &self.searcher {
-            Some(searcher) => hits(searcher, &self.documents, query, limit)
-                .into_iter()
-                .filter_map(|(d, p)| passage_source(&self.documents[d], p, self.snippet_chars))
-                .collect(),
-            None => Vec::new(),
-        };
-        Ok(SearchResults {
-            query: query.to_string(),
-            sources,
-            ..SearchResults::default()
-        })
+        Ok(passage_results(
+            self.searcher.as_ref(),
+            &self.documents,
+            query,
+            limit,
+            self.snippet_chars,
+        ))
     }
 
     fn kind(&self) -> ProviderKind {
         ProviderKind::Knowledge
     }
-}
-
-/// The provider an answer in a conversation with files searches: its own, then the files.
-pub fn with_files(
-    provider: Arc<dyn SearchProvider>,
-    files: Arc<ConversationFiles>,
-) -> Arc<dyn SearchProvider> {
-    Arc::new(crate::ssr::search::Combined {
-        web: provider,
-        knowledge: files,
-    })
 }
 
 #[cfg(test)]

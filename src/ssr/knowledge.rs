@@ -201,15 +201,6 @@ impl KnowledgeBase {
             .find(|d| d.path == path)
             .cloned()
     }
-
-    /// The best passages for `query`: (document index, passage index, score), at most two
-    /// per document, `limit` in all.
-    fn hits(&self, snapshot: &Snapshot, query: &str, limit: usize) -> Vec<(usize, usize)> {
-        match &snapshot.searcher {
-            Some(searcher) => hits(searcher, &snapshot.documents, query, limit),
-            None => Vec::new(),
-        }
-    }
 }
 
 /// The best passages of `documents` for `query`: (document index, passage index), at most
@@ -271,20 +262,39 @@ impl SearchProvider for KnowledgeBase {
     ) -> Result<SearchResults, SearchError> {
         let snapshot = self.snapshot();
         let limit = options.max_results.unwrap_or(5).clamp(1, 20);
-        let sources = self
-            .hits(&snapshot, query, limit)
-            .into_iter()
-            .filter_map(|(d, p)| passage_source(&snapshot.documents[d], p, self.snippet_chars))
-            .collect();
-        Ok(SearchResults {
-            query: query.to_string(),
-            sources,
-            ..SearchResults::default()
-        })
+        Ok(passage_results(
+            snapshot.searcher.as_ref(),
+            &snapshot.documents,
+            query,
+            limit,
+            self.snippet_chars,
+        ))
     }
 
     fn kind(&self) -> ProviderKind {
         ProviderKind::Knowledge
+    }
+}
+
+/// The best passages of `documents` for `query` as search results.
+pub fn passage_results(
+    searcher: Option<&Searcher>,
+    documents: &[Document],
+    query: &str,
+    limit: usize,
+    snippet_chars: usize,
+) -> SearchResults {
+    let sources = match searcher {
+        Some(searcher) => hits(searcher, documents, query, limit)
+            .into_iter()
+            .filter_map(|(d, p)| passage_source(&documents[d], p, snippet_chars))
+            .collect(),
+        None => Vec::new(),
+    };
+    SearchResults {
+        query: query.to_string(),
+        sources,
+        ..SearchResults::default()
     }
 }
 

@@ -83,11 +83,13 @@ pub async fn post_json<T: serde::de::DeserializeOwned>(
         .unwrap()
 }
 
-/// Runs `cited serve` on `port` with `vars` and waits until it answers `/healthz`.
+/// Runs `cited serve` on `port` with `vars` and waits until it answers `/healthz`. The
+/// image strip's search is off unless `vars` turn it on: these tests count searches.
 pub async fn start_cited(port: u16, vars: &[(&str, &str)], stderr: Stdio) -> Child {
     let mut child = Command::new(env!("CARGO_BIN_EXE_cited"))
         .arg("serve")
         .env("CITED_ADDR", format!("127.0.0.1:{port}"))
+        .env("CITED_IMAGES", "off")
         .envs(vars.iter().copied())
         .stdout(Stdio::null())
         .stderr(stderr)
