@@ -674,3 +674,46 @@ async fn focus_period_and_site_narrow_the_web_search() {
         "Web: SearXNG's defaults"
     );
 }
+
+#[tokio::test]
+async fn each_focus_reaches_its_searxng_category() {
+    use crate::model::Focus;
+    let model = Scripted::new(|_| vec!["Rust [1].".into()]);
+    let h = harness(&searxng::shared().url, model, &[]);
+    let urls = |focus| {
+        h.session.update_settings(|settings| settings.focus = focus);
+        let input = TurnInput {
+            model: None,
+            files: Vec::new(),
+            site: None,
+            ..TurnInput::standalone("rust async runtime".into(), Mode::Chat)
+        };
+        let (sender, mut receiver) = mpsc::channel(256);
+        let state = h.state.clone();
+        let session = Arc::clone(&h.session);
+        async move {
+            tokio::spawn(async move { while receiver.recv().await.is_some() {} });
+            let exchange =
+                answer::run(state, session, input, CancellationToken::new(), sender).await;
+            exchange
+                .sources
+                .iter()
+                .map(|s| s.url.clone())
+                .collect::<Vec<_>>()
+        }
+    };
+    let news = urls(Focus::News).await;
+    assert_eq!(news, ["https://news.example.org/2026/rust-release"]);
+    let academic = urls(Focus::Academic).await;
+    assert_eq!(academic, ["https://science.example.org/paper/1"]);
+    let web = urls(Focus::Web).await;
+    assert!(
+        web.iter()
+            .all(|url| !url.contains("news.example.org") && !url.contains("science.")),
+        "{web:?}"
+    );
+    assert!(
+        web.iter().any(|url| url.contains("docs.example.org")),
+        "{web:?}"
+    );
+}

@@ -110,7 +110,7 @@ pub fn start(fixture: SocketAddr, json: bool) -> SearxngProcess {
          search:\n  formats: {formats}\n  safe_search: 0\n\
          valkey:\n  url: false\n\
          outgoing:\n  request_timeout: 2.0\n\
-         engines:\n{}{}{}{}{}{}{}",
+         engines:\n{}{}{}{}{}{}{}{}",
         engine("local a", "la", "general", format!("http://{fixture}/a?q={{query}}"), ""),
         engine("local b", "lb", "general", format!("http://{fixture}/b?q={{query}}"), ""),
         engine("local sci", "lsci", "science", format!("http://{fixture}/sci?q={{query}}"), ""),
@@ -118,6 +118,8 @@ pub fn start(fixture: SocketAddr, json: bool) -> SearxngProcess {
         engine("local slow", "lslow", "science", format!("http://{fixture}/slow?q={{query}}"), "    timeout: 1.0\n"),
         // The encyclopedia of Research tests; asked only by name (`engines=local wiki`).
         engine("local wiki", "lwiki", "encyclopedia", format!("http://{fixture}/wiki?q={{query}}"), ""),
+        // The news focus's engine (`categories=news`).
+        engine("local news", "lnews", "news", format!("http://{fixture}/news?q={{query}}"), ""),
         // The image strip's pictures, served by the fixture server too.
         engine("local img", "limg", "images", format!("http://{fixture}/img?q={{query}}"), "    thumbnail_query: thumb\n"),
     );
@@ -211,6 +213,10 @@ pub fn fixture_server() -> SocketAddr {
                         get(move |q: Query<Q>| async move { Json(engine_img(addr, &q.q)) }),
                     )
                     .route("/pic/{name}", get(picture))
+                    .route(
+                        "/news",
+                        get(|q: Query<Q>| async move { Json(engine_news(&q.q)) }),
+                    )
                     .route(
                         "/favicon.ico",
                         get(|| async { ([("content-type", "image/x-icon")], ICO.to_vec()) }),
@@ -360,6 +366,18 @@ async fn picture(
     }
     // The header lies; the bytes decide.
     ([("content-type", "application/octet-stream")], PNG.to_vec()).into_response()
+}
+
+/// A news article for "rust" questions, only in the news category.
+fn engine_news(q: &str) -> Value {
+    if !q.to_lowercase().contains("rust") {
+        return json!({ "items": [] });
+    }
+    json!({ "items": [item(
+        "https://news.example.org/2026/rust-release",
+        "Rust 1.95 released",
+        "The Rust team announced a new release of the Rust programming language today.",
+    )] })
 }
 
 /// Pictures for "rust" questions: seven PNGs, an SVG and one that is no http(s) link.
