@@ -5,6 +5,7 @@ use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{ParamSegment, SsrMode, StaticSegment};
 
+use crate::components::erase::SyncHydrated;
 use crate::components::workspace::{ConversationPage, HomePage, SharedPage};
 use crate::model::Lang;
 
@@ -57,7 +58,7 @@ pub fn App() -> impl IntoView {
     view! {
         <Title text="cited"/>
         <Router>
-            <Routes fallback=|| view! { <p class="not-found">"404"</p> }>
+            <Routes fallback=|| SyncHydrated(view! { <p class="not-found">"404"</p> })>
                 // In order: the HTML arrives complete and in place, so the page reads the same
                 // with JavaScript disabled.
                 <Route path=StaticSegment("") view=HomePage ssr=SsrMode::InOrder/>

@@ -5,6 +5,7 @@ pub mod answer;
 pub mod citation_link;
 pub mod composer;
 pub mod conversation;
+pub mod erase;
 pub mod history;
 pub mod research;
 pub mod service_status;

@@ -12,6 +12,7 @@ use leptos::prelude::*;
 use crate::citation::render::{Align, ListItem};
 use crate::citation::{Block, CitationEntry, Cite, Delta, Incremental, Inline, SourceMap};
 use crate::components::citation_link::CitationLink;
+use crate::components::erase::Erase;
 use crate::model::Alignment;
 
 /// Numbers the citations of one answer in reading order, so a citation keeps its key (and
@@ -165,27 +166,27 @@ pub fn AnswerBody(
 
 fn block_view(block: Block, keys: &Keys) -> AnyView {
     match block {
-        Block::Paragraph(inlines) => view! { <p>{inlines_view(inlines, keys)}</p> }.into_any(),
-        Block::Plain(inlines) => view! { <span class="plain">{inlines_view(inlines, keys)}</span> }.into_any(),
+        Block::Paragraph(inlines) => view! { <p>{inlines_view(inlines, keys)}</p> }.erased(),
+        Block::Plain(inlines) => view! { <span class="plain">{inlines_view(inlines, keys)}</span> }.erased(),
         Block::Heading { level, content } => {
             let content = inlines_view(content, keys);
             match level {
-                1 | 2 => view! { <h3>{content}</h3> }.into_any(),
-                3 => view! { <h4>{content}</h4> }.into_any(),
-                _ => view! { <h5>{content}</h5> }.into_any(),
+                1 | 2 => view! { <h3>{content}</h3> }.erased(),
+                3 => view! { <h4>{content}</h4> }.erased(),
+                _ => view! { <h5>{content}</h5> }.erased(),
             }
         }
-        Block::Quote(blocks) => view! { <blockquote>{blocks.into_iter().map(|block| block_view(block, keys)).collect_view()}</blockquote> }.into_any(),
+        Block::Quote(blocks) => view! { <blockquote>{blocks.into_iter().map(|block| block_view(block, keys)).collect_view()}</blockquote> }.erased(),
         Block::List { start: Some(start), items } => {
-            view! { <ol start=start.to_string()>{items.into_iter().map(|item| item_view(item, keys)).collect_view()}</ol> }.into_any()
+            view! { <ol start=start.to_string()>{items.into_iter().map(|item| item_view(item, keys)).collect_view()}</ol> }.erased()
         }
-        Block::List { start: None, items } => view! { <ul>{items.into_iter().map(|item| item_view(item, keys)).collect_view()}</ul> }.into_any(),
+        Block::List { start: None, items } => view! { <ul>{items.into_iter().map(|item| item_view(item, keys)).collect_view()}</ul> }.erased(),
         Block::Code { lang, code } => view! {
             <pre class="code" data-lang=lang>
                 <code>{code}</code>
             </pre>
         }
-        .into_any(),
+        .erased(),
         Block::Table { aligns, head, rows } => {
             let align = move |idx: usize| match aligns.get(idx) {
                 Some(Align::Left) => "left",
@@ -224,9 +225,9 @@ fn block_view(block: Block, keys: &Keys) -> AnyView {
                     </table>
                 </div>
             }
-            .into_any()
+            .erased()
         }
-        Block::Rule => view! { <hr/> }.into_any(),
+        Block::Rule => view! { <hr/> }.erased(),
     }
 }
 
@@ -242,28 +243,28 @@ fn inlines_view(inlines: Vec<Inline>, keys: &Keys) -> AnyView {
         .into_iter()
         .map(|inline| inline_view(inline, keys))
         .collect_view()
-        .into_any()
+        .erased()
 }
 
 fn inline_view(inline: Inline, keys: &Keys) -> AnyView {
     match inline {
-        Inline::Text(text) => text.into_any(),
-        Inline::Code(code) => view! { <code>{code}</code> }.into_any(),
-        Inline::Emphasis(children) => view! { <em>{inlines_view(children, keys)}</em> }.into_any(),
+        Inline::Text(text) => text.erased(),
+        Inline::Code(code) => view! { <code>{code}</code> }.erased(),
+        Inline::Emphasis(children) => view! { <em>{inlines_view(children, keys)}</em> }.erased(),
         Inline::Strong(children) => {
-            view! { <strong>{inlines_view(children, keys)}</strong> }.into_any()
+            view! { <strong>{inlines_view(children, keys)}</strong> }.erased()
         }
         Inline::Strikethrough(children) => {
-            view! { <del>{inlines_view(children, keys)}</del> }.into_any()
+            view! { <del>{inlines_view(children, keys)}</del> }.erased()
         }
         Inline::Link { url, children } => view! {
             <a href=url target="_blank" rel="noopener noreferrer nofollow">
                 {inlines_view(children, keys)}
             </a>
         }
-        .into_any(),
-        Inline::SoftBreak => "\n".into_any(),
-        Inline::LineBreak => view! { <br/> }.into_any(),
+        .erased(),
+        Inline::SoftBreak => "\n".erased(),
+        Inline::LineBreak => view! { <br/> }.erased(),
         Inline::Citation { cites, .. } => cites
             .into_iter()
             .map(|cite| match cite {
@@ -273,11 +274,11 @@ fn inline_view(inline: Inline, keys: &Keys) -> AnyView {
                     let check = Signal::derive(move || {
                         checks.with(|all| all.iter().find(|a| a.ordinal == ordinal).cloned())
                     });
-                    view! { <CitationLink number entry key check/> }.into_any()
+                    view! { <CitationLink number entry key check/> }.erased()
                 }
-                Cite::Missing { number } => format!("[{number}]").into_any(),
+                Cite::Missing { number } => format!("[{number}]").erased(),
             })
             .collect_view()
-            .into_any(),
+            .erased(),
     }
 }

@@ -17,6 +17,7 @@ use leptos::prelude::*;
 
 use crate::citation::urls::{self, is_safe_link};
 use crate::citation::CitationEntry;
+use crate::components::erase::{shown, Erase};
 use crate::components::use_texts;
 use crate::model::{Alignment, SourceKind, Support};
 
@@ -60,11 +61,11 @@ fn marked_passage(passage: &str, matched: &[(u32, u32)]) -> impl IntoView {
         if from < at || passage.get(from..to).is_none() || passage.get(at..from).is_none() {
             continue;
         }
-        parts.push(passage[at..from].to_string().into_any());
-        parts.push(view! { <mark>{passage[from..to].to_string()}</mark> }.into_any());
+        parts.push(passage[at..from].to_string().erased());
+        parts.push(view! { <mark>{passage[from..to].to_string()}</mark> }.erased());
         at = to;
     }
-    parts.push(passage.get(at..).unwrap_or_default().to_string().into_any());
+    parts.push(passage.get(at..).unwrap_or_default().to_string().erased());
     parts.collect_view()
 }
 
@@ -217,7 +218,7 @@ pub fn CitationLink(
             >
                 <sup>{number}</sup>
             </a>
-            <Show when=is_open>
+            {shown(is_open, move || view! {
                 <span class="cite-card" role="tooltip">
                     <span class="cite-card-head">
                         <span class=badge_class.clone() aria-hidden="true">
@@ -236,7 +237,7 @@ pub fn CitationLink(
                         </a>
                     })}
                 </span>
-            </Show>
+            })}
         </span>
     }
 }

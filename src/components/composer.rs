@@ -8,6 +8,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::components::conversation::{Chat, LiveExchange};
+use crate::components::erase::{shown, shown_or};
 use crate::components::use_texts;
 use crate::i18n::{progress_line, status_line, Texts};
 use crate::model::ExchangeState;
@@ -242,11 +243,11 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
             }
         >
             <p class="status" role="status">{move || chat.status.get()}</p>
-            <Show when=move || attached.with(|names| !names.is_empty())>
+            {shown(move || attached.with(|names| !names.is_empty()), move || view! {
                 <ul class="attached" aria-label=t.files_label>
                     {move || attached.get().into_iter().map(|name| view! { <li>"📄 "{name}</li> }).collect_view()}
                 </ul>
-            </Show>
+            })}
             <div class="composer-row">
                 <input
                     type="file"
@@ -290,12 +291,11 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
                     on:input=move |event| draft.set(event_target_value(&event))
                     on:keydown=on_keydown
                 ></textarea>
-                <Show
-                    when=move || chat.answering.get()
-                    fallback=move || view! { <button class="send" type="submit">{t.send}</button> }
-                >
-                    <button class="stop" type="button" on:click=stop>{t.stop}</button>
-                </Show>
+                {shown_or(
+                    move || chat.answering.get(),
+                    move || view! { <button class="stop" type="button" on:click=stop>{t.stop}</button> },
+                    move || view! { <button class="send" type="submit">{t.send}</button> },
+                )}
             </div>
             <noscript>
                 <p class="noscript">{t.no_script}</p>

@@ -9,6 +9,7 @@ use leptos::prelude::*;
 use crate::citation::{lists, CitationEntry, SourceMap};
 use crate::components::answer::AnswerBody;
 use crate::components::citation_link::Evidence;
+use crate::components::erase::{shown, Erase};
 use crate::components::research::ResearchView;
 use crate::components::use_texts;
 use crate::model::{Alignment, Exchange, ExchangeState, Level, Notice, ResearchPlan, Step};
@@ -144,12 +145,12 @@ pub fn Conversation(chat: Chat) -> impl IntoView {
     let t = use_texts();
     view! {
         <section class="conversation" aria-label=t.conversation>
-            <Show when=move || chat.exchanges.with(Vec::is_empty)>
+            {shown(move || chat.exchanges.with(Vec::is_empty), move || view! {
                 <div class="empty">
                     <p class="empty-mark" aria-hidden="true">"[1]"</p>
                     <p>{t.empty_conversation}</p>
                 </div>
-            </Show>
+            })}
             <For each=move || chat.exchanges.get() key=|(key, _)| *key let:item>
                 <ExchangeView key=item.0 exchange=item.1 chat/>
             </For>
@@ -261,12 +262,12 @@ fn ExchangeView(key: u64, exchange: LiveExchange, chat: Chat) -> impl IntoView {
                 <p>{move || live.with(|e| e.question.clone())}</p>
             </div>
             <div class="answer" aria-busy=move || (!done.get()).to_string()>
-                <Show when=move || live.with(|e| e.offline)>
+                {shown(move || live.with(|e| e.offline), move || view! {
                     <p class="offline-label">{t.offline_label}</p>
-                </Show>
-                <Show when=move || live.with(|e| e.state == ExchangeState::Interrupted)>
+                })}
+                {shown(move || live.with(|e| e.state == ExchangeState::Interrupted), move || view! {
                     <p class="notice warning interrupted">{t.interrupted}</p>
-                </Show>
+                })}
                 <For
                     each=move || live.notices.get().into_iter().enumerate()
                     key=|(idx, _)| *idx
@@ -276,18 +277,18 @@ fn ExchangeView(key: u64, exchange: LiveExchange, chat: Chat) -> impl IntoView {
                         {item.1.text.clone()}
                     </p>
                 </For>
-                <Show when=move || live.steps.with(|steps| !steps.is_empty())>
+                {shown(move || live.steps.with(|steps| !steps.is_empty()), move || view! {
                     <Trace steps=live.steps done/>
-                </Show>
-                <Show when=move || live.reasoning.with(|r| !r.is_empty())>
+                })}
+                {shown(move || live.reasoning.with(|r| !r.is_empty()), move || view! {
                     <details class="reasoning">
                         <summary>{t.reasoning}</summary>
                         <p class="reasoning-text">{move || live.reasoning.get()}</p>
                     </details>
-                </Show>
-                <Show when=move || live.with(|e| !e.images.is_empty())>
+                })}
+                {shown(move || live.with(|e| !e.images.is_empty()), move || view! {
                     <ImageStrip images=Signal::derive(move || live.with(|e| e.images.clone()))/>
-                </Show>
+                })}
                 <div class="answer-body">
                     <AnswerBody
                         answer_key=key
@@ -299,50 +300,50 @@ fn ExchangeView(key: u64, exchange: LiveExchange, chat: Chat) -> impl IntoView {
                 </div>
                 // Under the 结论 and its explanation: the plan, branches and evidence chain
                 // (open while the research runs, folded once it is done).
-                <Show when=move || live.plan.with(Option::is_some)>
+                {shown(move || live.plan.with(Option::is_some), move || view! {
                     <ResearchView exchange_key=key plan=live.plan sources=live.sources done/>
-                </Show>
-                <Show when=move || live.with(|e| e.stopped)>
+                })}
+                {shown(move || live.with(|e| e.stopped), move || view! {
                     <p class="stopped">{t.stopped}</p>
-                </Show>
-                <Show when=move || done.get() && live.with(|e| !e.cited.is_empty())>
+                })}
+                {shown(move || done.get() && live.with(|e| !e.cited.is_empty()), move || view! {
                     <References
                         entries=Signal::derive(cited)
                         agent=live.head.with_untracked(|e| !e.mode.has_search_switch())
                         plan=live.plan
                         checks=Signal::derive(move || live.with(|e| e.alignments.clone()))
                     />
-                </Show>
-                <Show when=move || done.get() && has_sources.get()>
+                })}
+                {shown(move || done.get() && has_sources.get(), move || view! {
                     <AllResults entries=live.sources open=uncited()/>
-                </Show>
-                <Show when=move || has_sources.get() && !live.with(|e| e.narrowing.is_none())>
+                })}
+                {shown(move || has_sources.get() && !live.with(|e| e.narrowing.is_none()), move || view! {
                     <p class="narrowing">
                         {move || live.with(|e| crate::i18n::narrowing_line(&e.narrowing, t))}
                     </p>
-                </Show>
-                <Show when=move || done.get() && live.with(|e| e.unsearched)>
+                })}
+                {shown(move || done.get() && live.with(|e| e.unsearched), move || view! {
                     <div class="unsearched">
                         <p class="notice warning">{t.unsearched_note}</p>
                         <button type="button" class="rerun" on:click=rerun>{t.search_and_answer_again}</button>
                     </div>
-                </Show>
-                <Show when=move || done.get() && !footer().is_empty()>
+                })}
+                {shown(move || done.get() && !footer().is_empty(), move || view! {
                     <p class="answer-meta">{footer}</p>
-                </Show>
-                <Show when=move || done.get() && live.with(|e| !e.related.is_empty())>
+                })}
+                {shown(move || done.get() && live.with(|e| !e.related.is_empty()), move || view! {
                     <RelatedQuestions
                         questions=Signal::derive(move || live.with(|e| e.related.clone()))
                         chat
                     />
-                </Show>
-                <Show when=move || done.get() && live.answer.with(|a| !a.is_empty())>
+                })}
+                {shown(move || done.get() && live.answer.with(|a| !a.is_empty()), move || view! {
                     <div class="answer-tools">
                         <button type="button" class="link-button" on:click=copy>
                             {move || if copied.get() { t.copied } else { t.copy }}
                         </button>
                     </div>
-                </Show>
+                })}
             </div>
         </article>
     }
@@ -404,7 +405,7 @@ fn References(
     let body = move || {
         let entries = entries.get();
         if !agent {
-            return list(entries).into_any();
+            return list(entries).erased();
         }
         let map = SourceMap::new(entries.iter().cloned());
         let numbers: Vec<u32> = entries.iter().map(|e| e.number).collect();
@@ -427,7 +428,7 @@ fn References(
                 }
             })
             .collect_view()
-            .into_any()
+            .erased()
     };
     view! {
         <section class="references" aria-label=heading>

@@ -6,6 +6,7 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::components::erase::{shown, shown_or, Erase};
 use crate::components::{use_texts, PanelHead};
 use crate::model::{ConversationSummary, Day, History};
 use crate::server_fns::{delete_conversation, rename_conversation, share_conversation};
@@ -41,9 +42,9 @@ pub fn HistoryPanel(
                     .collect::<Vec<_>>()
             })
         };
-        let shown = move || !in_day().is_empty();
+        let any = move || !in_day().is_empty();
         view! {
-            <Show when=shown>
+            {shown(any, move || view! {
                 <h2 class="history-day">{label}</h2>
                 <ul class="history-list">
                     <For each=in_day key=|c| (c.id.clone(), c.title.clone()) let:conversation>
@@ -56,7 +57,7 @@ pub fn HistoryPanel(
                         />
                     </For>
                 </ul>
-            </Show>
+            })}
         }
     };
     let undo = move |_| {
@@ -96,9 +97,9 @@ pub fn HistoryPanel(
             {group(Day::Today)}
             {group(Day::Yesterday)}
             {group(Day::Earlier)}
-            <Show when=move || items.with(Vec::is_empty)>
+            {shown(move || items.with(Vec::is_empty), move || view! {
                 <p class="history-empty">{empty}</p>
-            </Show>
+            })}
             <p class="history-status" aria-live="polite">
                 {move || problem.get()}
                 {move || {
@@ -125,7 +126,7 @@ pub fn HistoryPanel(
             })}
         </nav>
     }
-    .into_any()
+    .erased()
 }
 
 #[component]
@@ -179,9 +180,27 @@ fn HistoryItem(
     };
     view! {
         <li class="history-item" class:current=current>
-            <Show
-                when=move || editing.get()
-                fallback=move || {
+            {shown_or(
+                move || editing.get(),
+                move || view! {
+                <form
+                    class="rename"
+                    on:submit=move |event| {
+                        event.prevent_default();
+                        save();
+                    }
+                >
+                    <input
+                        type="text"
+                        aria-label=t.title_label
+                        prop:value=move || draft.get()
+                        on:input=move |event| draft.set(event_target_value(&event))
+                    />
+                    <button type="submit">{t.save}</button>
+                    <button type="button" on:click=move |_| editing.set(false)>{t.cancel}</button>
+                </form>
+                },
+                move || {
                     let title = title.clone();
                     let href = href.clone();
                     view! {
@@ -199,28 +218,11 @@ fn HistoryItem(
                             {t.delete}
                         </button>
                     }
-                }
-            >
-                <form
-                    class="rename"
-                    on:submit=move |event| {
-                        event.prevent_default();
-                        save();
-                    }
-                >
-                    <input
-                        type="text"
-                        aria-label=t.title_label
-                        prop:value=move || draft.get()
-                        on:input=move |event| draft.set(event_target_value(&event))
-                    />
-                    <button type="submit">{t.save}</button>
-                    <button type="button" on:click=move |_| editing.set(false)>{t.cancel}</button>
-                </form>
-            </Show>
+                },
+            )}
         </li>
     }
-    .into_any()
+    .erased()
 }
 
 /// The current conversation's share and export controls.
@@ -256,21 +258,22 @@ pub fn ConversationActions(summary: ConversationSummary) -> impl IntoView {
         <div class="conversation-actions">
             <h2 class="conversation-title">{summary.title.clone()}</h2>
             <a class="export" href=export download="" rel="external">{t.export}</a>
-            <Show
-                when=move || token.get().is_some()
-                fallback=move || {
+            {shown_or(
+                move || token.get().is_some(),
+                move || view! {
+                <input class="share-link" type="text" readonly aria-label=t.share_link prop:value=link/>
+                <button type="button" class="share" on:click=move |_| share(false)>{t.unshare}</button>
+                },
+                move || {
                     view! {
                         <button type="button" class="share" on:click=move |_| share(true)>
                             {t.share}
                         </button>
                     }
-                }
-            >
-                <input class="share-link" type="text" readonly aria-label=t.share_link prop:value=link/>
-                <button type="button" class="share" on:click=move |_| share(false)>{t.unshare}</button>
-            </Show>
+                },
+            )}
             <p class="actions-status" aria-live="polite">{move || problem.get()}</p>
         </div>
     }
-    .into_any()
+    .erased()
 }

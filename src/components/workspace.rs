@@ -8,6 +8,7 @@ use leptos_router::hooks::{use_params_map, use_query_map};
 use crate::components::citation_link::provide_open_citation;
 use crate::components::composer::Composer;
 use crate::components::conversation::{Chat, Conversation};
+use crate::components::erase::{Erase, SyncHydrated};
 use crate::components::history::{ConversationActions, HistoryPanel};
 use crate::components::settings::SettingsPanel;
 use crate::components::use_texts;
@@ -31,7 +32,7 @@ pub fn HomePage() -> impl IntoView {
             (conversation, history)
         },
     );
-    view! {
+    SyncHydrated(view! {
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
                 let settings = saved.await.unwrap_or_default();
@@ -43,7 +44,7 @@ pub fn HomePage() -> impl IntoView {
                 view! { <Workspace settings conversation history summary/> }
             })}
         </Suspense>
-    }
+    })
 }
 
 /// `/c/<id>`: one of the browser's conversations, opened to read and continue.
@@ -61,7 +62,7 @@ pub fn ConversationPage() -> impl IntoView {
             (view, history)
         },
     );
-    view! {
+    SyncHydrated(view! {
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
                 let mut settings = saved.await.unwrap_or_default();
@@ -74,7 +75,7 @@ pub fn ConversationPage() -> impl IntoView {
                         }
                         let conversation = view.exchanges;
                         let summary = view.summary;
-                        view! { <Workspace settings conversation history summary/> }.into_any()
+                        view! { <Workspace settings conversation history summary/> }.erased()
                     }
                     None => view! {
                         <div class="app">
@@ -82,11 +83,11 @@ pub fn ConversationPage() -> impl IntoView {
                             <HistoryPanel history/>
                         </div>
                     }
-                    .into_any(),
+                    .erased(),
                 }
             })}
         </Suspense>
-    }
+    })
 }
 
 /// `/s/<token>`: a shared conversation for anyone with the link, read-only, with its
@@ -99,7 +100,7 @@ pub fn SharedPage() -> impl IntoView {
         move || params.with(|p| p.get("token").unwrap_or_default()),
         |token| async move { get_shared(token).await.ok().flatten() },
     );
-    view! {
+    SyncHydrated(view! {
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
                 match loaded.await {
@@ -124,13 +125,13 @@ pub fn SharedPage() -> impl IntoView {
                                 </main>
                             </div>
                         }
-                        .into_any()
+                        .erased()
                     }
-                    None => view! { <p class="not-found">{t.not_found}</p> }.into_any(),
+                    None => view! { <p class="not-found">{t.not_found}</p> }.erased(),
                 }
             })}
         </Suspense>
-    }
+    })
 }
 
 /// What covers the conversation on a phone, if anything.
@@ -218,5 +219,5 @@ fn Workspace(
             </main>
         </div>
     }
-    .into_any()
+    .erased()
 }

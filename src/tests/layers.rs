@@ -378,3 +378,59 @@ fn a_back_edge_is_caught() {
         vec!["ssr::brand_new: not in the layer list"]
     );
 }
+
+/// What erases a view outside `components::erase`, which would bring the asynchronous
+/// hydration of its whole subtree back into the wasm (see that module).
+fn erasures(source: &str) -> Vec<&'static str> {
+    let code = checked_code(source);
+    [
+        ".into_any()",
+        "<Show",
+        "Children",
+        "ChildrenFn",
+        "<Transition",
+    ]
+    .into_iter()
+    .filter(|pattern| {
+        code.match_indices(pattern).any(|(at, _)| {
+            // `Children` must be the whole word (not `TypedChildren`).
+            let before = code[..at].chars().next_back();
+            !pattern.starts_with(char::is_alphabetic)
+                || !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+    })
+    .collect()
+}
+
+#[test]
+fn views_are_erased_only_through_components_erase() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![src.join("app.rs")];
+    rust_files(&src.join("components"), &mut files);
+    files.sort();
+    let mut problems = Vec::new();
+    for file in &files {
+        if file.ends_with("components/erase.rs") {
+            continue;
+        }
+        let found = erasures(&std::fs::read_to_string(file).unwrap());
+        if !found.is_empty() {
+            problems.push(format!("{}: {}", file.display(), found.join(", ")));
+        }
+    }
+    assert!(files.len() > 8, "only {} view files found", files.len());
+    assert!(
+        problems.is_empty(),
+        "use `.erased()`, `shown` or `shown_or`:\n{}",
+        problems.join("\n")
+    );
+    // The check itself finds each form, and not the words in comments or strings.
+    assert_eq!(
+        erasures("fn f() { view! { <Show when=x>\"a\"</Show> }.into_any() }\nfn g(children: Children) {}"),
+        vec![".into_any()", "<Show", "Children"]
+    );
+    assert!(
+        erasures("// .into_any() and <Show>\nlet s = \"<Show\"; fn h(c: TypedChildren<V>) {}")
+            .is_empty()
+    );
+}
