@@ -1,6 +1,8 @@
 //! Types that cross the wire between the server and the browser. Pure data: no IO, no
 //! `cfg(feature)`, so the same definitions build for wasm32 and for the host.
 
+pub mod blocks;
+
 use serde::{Deserialize, Serialize};
 
 /// A language cited's UI speaks. On the wire it is its BCP 47 tag (`zh-CN`, `en`), the same
@@ -445,6 +447,10 @@ pub struct Exchange {
     /// the sentence, and how well (checked after the answer is written).
     #[serde(default)]
     pub alignments: Vec<Alignment>,
+    /// The answer rendered against its sources, filled in only on its way to a browser (the
+    /// browser has no Markdown parser); never stored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rendered: Vec<blocks::Block>,
 }
 
 /// How well a cited source supports the sentence that cites it.
@@ -940,6 +946,11 @@ pub enum AnswerEvent {
     /// After `Done`: each citation checked against its source's text.
     Aligned {
         alignments: Vec<Alignment>,
+    },
+    /// Only in a browser's stream, after the event that changed the answer's text or
+    /// sources: how its rendering changed (`citation::stream::Framer`).
+    Rendered {
+        patch: blocks::Patch,
     },
 }
 

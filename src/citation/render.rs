@@ -19,91 +19,9 @@ use serde::{Deserialize, Serialize};
 use crate::citation::markers;
 use crate::citation::registry::{CitationEntry, Registry};
 use crate::citation::urls;
+use crate::model::blocks::block_cites;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Block {
-    Paragraph(Vec<Inline>),
-    /// Inline content with no paragraph around it (items of tight lists).
-    Plain(Vec<Inline>),
-    Heading {
-        level: u8,
-        content: Vec<Inline>,
-    },
-    Quote(Vec<Block>),
-    List {
-        start: Option<u64>,
-        items: Vec<ListItem>,
-    },
-    Code {
-        lang: String,
-        code: String,
-    },
-    Table {
-        aligns: Vec<Align>,
-        head: Vec<Vec<Inline>>,
-        rows: Vec<Vec<Vec<Inline>>>,
-    },
-    Rule,
-}
-
-impl Block {
-    /// The citations in this block that resolved to a source.
-    pub fn found_cites(&self) -> u64 {
-        let mut count = 0;
-        block_cites(self, &mut |cite: &Cite| {
-            if matches!(cite, Cite::Found { .. }) {
-                count += 1;
-            }
-        });
-        count
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ListItem {
-    /// `Some` for task-list items (`- [x] done`).
-    pub checked: Option<bool>,
-    pub blocks: Vec<Block>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Align {
-    None,
-    Left,
-    Center,
-    Right,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Inline {
-    Text(String),
-    Code(String),
-    Emphasis(Vec<Inline>),
-    Strong(Vec<Inline>),
-    Strikethrough(Vec<Inline>),
-    /// `url` is always http(s).
-    Link {
-        url: String,
-        children: Vec<Inline>,
-    },
-    SoftBreak,
-    LineBreak,
-    /// A marker such as `[3]`, `[3, 5]` or `【3】` of which at least one number resolved.
-    Citation {
-        original: String,
-        cites: Vec<Cite>,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Cite {
-    Found {
-        number: u32,
-        entry: Arc<CitationEntry>,
-    },
-    /// A number of the same marker that the registry does not know; shown as `[n]` text.
-    Missing { number: u32 },
-}
+pub use crate::model::blocks::{Align, Block, Cite, Inline, ListItem};
 
 /// A marker number the registry does not know. The caller logs it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -151,7 +69,7 @@ impl Rendered {
     }
 }
 
-fn block_text(block: &Block, with_markers: bool, out: &mut String) {
+pub(crate) fn block_text(block: &Block, with_markers: bool, out: &mut String) {
     match block {
         Block::Paragraph(inlines)
         | Block::Plain(inlines)
@@ -194,38 +112,6 @@ fn inlines_text(inlines: &[Inline], with_markers: bool, out: &mut String) {
                     out.push_str(original);
                 }
             }
-        }
-    }
-}
-
-fn block_cites(block: &Block, visit: &mut impl FnMut(&Cite)) {
-    match block {
-        Block::Paragraph(inlines)
-        | Block::Plain(inlines)
-        | Block::Heading {
-            content: inlines, ..
-        } => inline_cites(inlines, visit),
-        Block::Quote(blocks) => blocks.iter().for_each(|b| block_cites(b, visit)),
-        Block::List { items, .. } => items
-            .iter()
-            .flat_map(|item| &item.blocks)
-            .for_each(|b| block_cites(b, visit)),
-        Block::Table { head, rows, .. } => head
-            .iter()
-            .chain(rows.iter().flatten())
-            .for_each(|cell| inline_cites(cell, visit)),
-        Block::Code { .. } | Block::Rule => {}
-    }
-}
-
-fn inline_cites(inlines: &[Inline], visit: &mut impl FnMut(&Cite)) {
-    for inline in inlines {
-        match inline {
-            Inline::Citation { cites, .. } => cites.iter().for_each(&mut *visit),
-            Inline::Emphasis(children)
-            | Inline::Strong(children)
-            | Inline::Strikethrough(children) => inline_cites(children, visit),
-            _ => {}
         }
     }
 }
@@ -312,6 +198,33 @@ pub fn render(answer: &str, registry: &impl Lookup) -> Rendered {
     Rendered {
         blocks,
         problems: builder.problems,
+    }
+}
+
+/// An exchange on its way to a browser: its answer rendered against its sources
+/// ([`Exchange::rendered`](crate::model::Exchange::rendered)).
+pub fn for_browser(mut exchange: crate::model::Exchange) -> crate::model::Exchange {
+    let sources = SourceMap::new(exchange.sources.iter().cloned());
+    exchange.rendered = render(&exchange.answer, &sources).blocks;
+    exchange
+}
+
+/// Text with citation markers but no Markdown (a Research branch's evidence): one
+/// paragraph, markers resolved as [`render`] resolves them. No parser is involved, so the
+/// browser can call it.
+pub fn marked_text(text: &str, registry: &impl Lookup) -> Vec<Block> {
+    let mut builder = Builder {
+        registry,
+        stack: vec![Frame::Blocks(Vec::new()), inlines(InlineKind::Paragraph)],
+        problems: Vec::new(),
+    };
+    builder.push_text_with_markers(text.trim());
+    while builder.stack.len() > 1 {
+        builder.end();
+    }
+    match builder.stack.pop() {
+        Some(Frame::Blocks(blocks)) => blocks,
+        _ => Vec::new(),
     }
 }
 
@@ -658,10 +571,7 @@ impl<L: Lookup> Builder<'_, L> {
                 .numbers
                 .iter()
                 .map(|&number| match self.registry.lookup(number) {
-                    Some(entry) => Cite::Found {
-                        number,
-                        entry: entry.clone(),
-                    },
+                    Some(_) => Cite::Found { number },
                     None => Cite::Missing { number },
                 })
                 .collect();

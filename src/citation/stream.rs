@@ -20,7 +20,9 @@
 
 use pulldown_cmark::{Event, Options, Parser};
 
-use crate::citation::render::{render, Block, Lookup, Rendered};
+use crate::citation::render::{block_text, render, Block, Lookup, Rendered, SourceMap};
+use crate::model::blocks::{last_text, Patch, Tail};
+use crate::model::AnswerEvent;
 
 /// What changed since the previous [`Incremental::update`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,6 +176,92 @@ impl Incremental {
             tail_cites: 0,
         }
     }
+}
+
+/// What a browser's stream of an answer carries besides its events: after each event that
+/// changes the answer's text or sources, an [`AnswerEvent::Rendered`] patch that brings the
+/// browser's rendering up to date, so the browser never parses Markdown. The tail is sent
+/// whole only when its shape changed; a token that only lengthens its last text is sent as
+/// that text ([`Tail::Append`]).
+#[derive(Debug, Default)]
+pub struct Framer {
+    text: String,
+    revision: u32,
+    sources: SourceMap,
+    incremental: Incremental,
+    /// The tail as the browser holds it.
+    tail: Vec<Block>,
+}
+
+impl Framer {
+    pub fn new() -> Framer {
+        Framer::default()
+    }
+
+    /// The patch that follows `event`, when it changed what the answer shows.
+    pub fn after(&mut self, event: &AnswerEvent) -> Option<AnswerEvent> {
+        match event {
+            AnswerEvent::Started { .. } => {
+                *self = Framer::default();
+                return None;
+            }
+            AnswerEvent::Token { text } => self.text.push_str(text),
+            AnswerEvent::Rewrite { answer } => {
+                self.text.clone_from(answer);
+                self.revision += 1;
+            }
+            AnswerEvent::Sources { sources } => {
+                self.sources = SourceMap::new(sources.iter().cloned());
+                if self.text.is_empty() {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+        let delta =
+            self.incremental
+                .update(&self.text, self.revision, &self.sources, self.sources.len());
+        let tail = match (
+            delta.reset || !delta.completed.is_empty(),
+            appended(&self.tail, &delta.tail),
+        ) {
+            (false, Some(text)) if text.is_empty() => return None,
+            (false, Some(text)) => Tail::Append(text),
+            _ => Tail::Blocks(delta.tail.clone()),
+        };
+        self.tail = delta.tail;
+        Some(AnswerEvent::Rendered {
+            patch: Patch {
+                reset: delta.reset,
+                completed: delta.completed,
+                tail,
+            },
+        })
+    }
+}
+
+/// The text that turns `old` into `new` when it is added to `old`'s last text, if that is
+/// all that changed.
+fn appended(old: &[Block], new: &[Block]) -> Option<String> {
+    let (old_text, new_text) = (blocks_text(old), blocks_text(new));
+    // Each block's text ends with a newline; what is added comes before the last one.
+    let old_text = old_text.strip_suffix('\n').unwrap_or(&old_text);
+    let new_text = new_text.strip_suffix('\n').unwrap_or(&new_text);
+    let added = new_text.strip_prefix(old_text)?;
+    if added.is_empty() {
+        return (old == new).then(String::new);
+    }
+    let mut grown = old.to_vec();
+    last_text(&mut grown)?.push_str(added);
+    (grown == new).then(|| added.to_string())
+}
+
+fn blocks_text(blocks: &[Block]) -> String {
+    let mut out = String::new();
+    for block in blocks {
+        block_text(block, true, &mut out);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -347,6 +435,79 @@ mod tests {
         proptest::collection::vec(piece, 0..60).prop_map(|pieces| pieces.concat())
     }
 
+    /// The events of an answer streamed in pieces cut at `cuts`, its sources arriving after
+    /// the first piece; what a browser holds after each patch, and the patches.
+    fn framed(text: &str, cuts: &[usize], registry: &Registry) -> (Vec<Vec<Block>>, Vec<Patch>) {
+        use crate::model::blocks::Shown;
+        let sources: Vec<_> = (1..=registry.len() as u32)
+            .filter_map(|n| registry.lookup(n).cloned())
+            .collect();
+        let mut events = vec![AnswerEvent::Started {
+            id: 1,
+            offline: false,
+            question: String::new(),
+            narrowing: Default::default(),
+        }];
+        let mut from = 0;
+        for (idx, &end) in cuts.iter().chain(std::iter::once(&text.len())).enumerate() {
+            events.push(AnswerEvent::Token {
+                text: text[from..end].to_string(),
+            });
+            from = end;
+            if idx == 0 {
+                events.push(AnswerEvent::Sources {
+                    sources: sources.clone(),
+                });
+            }
+        }
+        let mut framer = Framer::new();
+        let mut shown = Shown::default();
+        let (mut states, mut patches) = (Vec::new(), Vec::new());
+        for event in &events {
+            if let Some(AnswerEvent::Rendered { patch }) = framer.after(event) {
+                shown.apply(patch.clone());
+                states.push(shown.blocks());
+                patches.push(patch);
+            }
+        }
+        (states, patches)
+    }
+
+    #[test]
+    fn the_browser_adds_up_patches_to_the_one_shot_render() {
+        let registry = registry(3);
+        let text = "Tokio is fast [1]. It **schedules** tasks [2].\n\n- one\n- two [3]\n\n```rust\nlet x = 1;\n```\n";
+        let (states, patches) = framed(text, &char_cuts(text, 1), &registry);
+        assert_eq!(states.last(), Some(&render(text, &registry).blocks));
+        // Most tokens only lengthen the last text: they travel as that text, not a tree.
+        let appends = patches
+            .iter()
+            .filter(|patch| matches!(patch.tail, Tail::Append(_)))
+            .count();
+        assert!(
+            appends * 2 > patches.len(),
+            "{appends} of {}",
+            patches.len()
+        );
+        // A rewrite replaces everything shown.
+        let mut framer = Framer::new();
+        framer.after(&AnswerEvent::Token {
+            text: "thinking".into(),
+        });
+        let Some(AnswerEvent::Rendered { patch }) = framer.after(&AnswerEvent::Rewrite {
+            answer: "Answer".into(),
+        }) else {
+            panic!("a rewrite is a patch");
+        };
+        assert!(patch.reset);
+        assert_eq!(patch.tail, Tail::Blocks(render("Answer", &registry).blocks));
+        // Events that change no text send no patch.
+        assert_eq!(
+            framer.after(&AnswerEvent::Progress { secs: 1, tokens: 2 }),
+            None
+        );
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
 
@@ -355,6 +516,36 @@ mod tests {
             let registry = registry(3);
             let (streamed, _) = stream(&text, &char_cuts(&text, every), &registry);
             prop_assert_eq!(streamed, render(&text, &registry).blocks);
+        }
+
+        #[test]
+        fn patches_add_up_to_the_render_of_every_prefix(text in markdown_soup(), every in 1usize..9) {
+            let registry = registry(3);
+            let cuts = char_cuts(&text, every);
+            let (states, _) = framed(&text, &cuts, &registry);
+            prop_assert_eq!(states.last(), Some(&render(&text, &registry).blocks));
+            // Before the sources came, markers resolved against none.
+            let empty = SourceMap::default();
+            let ends: Vec<usize> = cuts.iter().copied().chain(std::iter::once(text.len())).collect();
+            let expected: Vec<Vec<Block>> = ends
+                .iter()
+                .enumerate()
+                .flat_map(|(idx, &end)| {
+                    let mut prefixes = Vec::new();
+                    if idx == 0 {
+                        prefixes.push(render(&text[..end], &empty).blocks);
+                    }
+                    prefixes.push(render(&text[..end], &registry).blocks);
+                    prefixes
+                })
+                .collect();
+            // Each patch brings the browser to exactly the render of the text so far (a piece
+            // that changes nothing sends none).
+            let mut expected = expected;
+            expected.dedup();
+            let mut states = states;
+            states.dedup();
+            prop_assert_eq!(states, expected);
         }
 
         #[test]

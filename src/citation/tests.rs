@@ -94,8 +94,7 @@ fn debug_inlines(inlines: &[Inline], out: &mut String) {
             Inline::Citation { cites, .. } => {
                 for cite in cites {
                     match cite {
-                        Cite::Found { number, entry } => {
-                            assert_eq!(entry.number, *number);
+                        Cite::Found { number } => {
                             out.push_str(&format!("⟦{number}⟧"));
                         }
                         Cite::Missing { number } => out.push_str(&format!("⟦{number}?⟧")),
@@ -534,8 +533,8 @@ proptest! {
         let registry = registry(n_sources);
         let rendered = render(&answer, &registry);
         rendered.for_each_cite(|cite| {
-            if let Cite::Found { number, entry } = cite {
-                assert_eq!(registry.get(*number), Some(&**entry));
+            if let Cite::Found { number } = cite {
+                assert!(registry.get(*number).is_some(), "[{number}] found without an entry");
             }
         });
         for number in used_numbers(&answer, &registry) {

@@ -1,18 +1,20 @@
-//! An answer: the citation core's safe tree (`citation::Block`/`Inline`) turned into views.
-//! Every string is a text node; the only `href`s are http(s) URLs the core already checked.
-//! Nothing here uses `inner_html`.
+//! An answer: the citation core's safe tree (`model::blocks`) turned into views. Every
+//! string is a text node; the only `href`s are http(s) URLs the core already checked.
+//! Nothing here uses `inner_html`, and nothing here parses Markdown: the server sends the
+//! tree, and while an answer streams, patches to it (`citation::stream::Framer`).
 //!
-//! While an answer streams, a token touches only its text signal; final blocks keep their
-//! DOM and only the open last block is rendered again, once per animation frame.
+//! Final blocks keep their DOM; only the open last block is rendered again, once per
+//! animation frame however many patches arrived in it.
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
 
-use crate::citation::render::{Align, ListItem};
-use crate::citation::{Block, CitationEntry, Cite, Delta, Incremental, Inline, SourceMap};
+use crate::citation::render::marked_text;
+use crate::citation::{CitationEntry, Lookup, SourceMap};
 use crate::components::citation_link::CitationLink;
 use crate::components::erase::Erase;
+use crate::model::blocks::{apply_tail, Align, Block, Cite, Inline, ListItem, Patch};
 use crate::model::Alignment;
 
 /// Numbers the citations of one answer in reading order, so a citation keeps its key (and
@@ -22,16 +24,29 @@ struct Keys {
     next: std::cell::Cell<u64>,
     /// The answer's checked citations, by ordinal (the same count as the keys).
     checks: Signal<Vec<Alignment>>,
+    /// The answer's sources, where found citations find their entries.
+    sources: Memo<SourceMap>,
 }
 
 impl Keys {
     /// The keys of an answer's citations from the `start`-th found one on.
-    fn new(answer_key: u64, start: u64, checks: Signal<Vec<Alignment>>) -> Keys {
+    fn new(
+        answer_key: u64,
+        start: u64,
+        checks: Signal<Vec<Alignment>>,
+        sources: Memo<SourceMap>,
+    ) -> Keys {
         Keys {
             base: answer_key + 1,
             next: std::cell::Cell::new(start),
             checks,
+            sources,
         }
+    }
+
+    fn entry(&self, number: u32) -> Option<Arc<CitationEntry>> {
+        self.sources
+            .with_untracked(|sources| sources.lookup(number).cloned())
     }
 
     /// The next citation's key and ordinal.
@@ -68,99 +83,142 @@ fn pieces(generation: u64, first: usize, blocks: Vec<Block>, mut cites: u64) -> 
         .collect()
 }
 
-/// The answer text rendered against its sources, kept current as the text streams in.
+/// A streaming answer's patches as they arrive, for its [`AnswerBody`] to render once per
+/// animation frame.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Patches {
+    queue: StoredValue<Vec<Patch>>,
+    arrived: RwSignal<u64>,
+}
+
+impl Patches {
+    pub fn new() -> Patches {
+        Patches {
+            queue: StoredValue::new(Vec::new()),
+            arrived: RwSignal::new(0),
+        }
+    }
+
+    pub fn push(&self, patch: Patch) {
+        self.queue.update_value(|queue| queue.push(patch));
+        self.arrived.update(|count| *count += 1);
+    }
+
+    fn take(&self) -> Vec<Patch> {
+        self.queue
+            .try_update_value(std::mem::take)
+            .unwrap_or_default()
+    }
+}
+
+impl Default for Patches {
+    fn default() -> Patches {
+        Patches::new()
+    }
+}
+
+/// An answer rendered against its sources, kept current as patches stream in.
 ///
-/// The cost of a token does not grow with the answer: final blocks are rendered once
-/// (`citation::stream`) and only the last one again, at most once per animation frame
-/// however many tokens arrived in it.
+/// The cost of a patch does not grow with the answer: final blocks are rendered once and
+/// only the last one again, at most once per animation frame.
 #[component]
 pub fn AnswerBody(
     /// Unique per answer on the page.
     answer_key: u64,
-    #[prop(into)] text: Signal<String>,
+    /// The answer as the server rendered it for this page.
+    blocks: Vec<Block>,
     #[prop(into)] sources: Signal<Vec<Arc<CitationEntry>>>,
-    /// Changes when the text is replaced rather than extended.
-    #[prop(optional, into)]
-    rewrites: Option<Signal<u32>>,
+    /// How it changes while it streams.
+    #[prop(optional)]
+    patches: Option<Patches>,
     /// Each citation checked against its source, once the answer is done.
     #[prop(optional, into)]
     checks: Option<Signal<Vec<Alignment>>>,
 ) -> impl IntoView {
-    let rewrites = rewrites.unwrap_or_else(|| Signal::stored(0));
     let checks = checks.unwrap_or_else(|| Signal::stored(Vec::new()));
     let map = Memo::new(move |_| SourceMap::new(sources.get()));
-    let state = StoredValue::new(Incremental::new());
     let generation = StoredValue::new(0u64);
-    let update = move || {
-        text.with_untracked(|text| {
-            map.with_untracked(|map| {
-                state
-                    .try_update_value(|state| {
-                        state.update(text, rewrites.get_untracked(), map, map.len())
-                    })
-                    .unwrap_or_else(|| Delta {
-                        reset: false,
-                        completed: Vec::new(),
-                        completed_cites: 0,
-                        tail: Vec::new(),
-                        tail_cites: 0,
-                    })
-            })
-        })
-    };
-    // The first render (on the server, and the same again when the browser hydrates).
-    let first = update();
-    let held = RwSignal::new(pieces(0, 0, first.completed, first.completed_cites));
-    let tail = RwSignal::new((first.tail, first.tail_cites));
+    // Found citations in the held blocks (the tail's keys count on from there).
+    let held_cites = StoredValue::new(blocks.iter().map(Block::found_cites).sum::<u64>());
+    let held = RwSignal::new(pieces(0, 0, blocks, 0));
+    let tail = RwSignal::new((Vec::<Block>::new(), held_cites.get_value()));
     let scheduled = StoredValue::new(false);
     let flush = move || {
         scheduled.set_value(false);
-        let update = update();
-        if update.reset {
+        let Some(patches) = patches else {
+            return;
+        };
+        let arrived = patches.take();
+        if arrived.is_empty() {
+            return;
+        }
+        let mut reset = false;
+        let mut completed = Vec::new();
+        let mut tail_blocks = tail.with_untracked(|(blocks, _)| blocks.clone());
+        for patch in arrived {
+            if patch.reset {
+                reset = true;
+                completed.clear();
+            }
+            completed.extend(patch.completed);
+            apply_tail(&mut tail_blocks, patch.tail);
+        }
+        let added: u64 = completed.iter().map(Block::found_cites).sum();
+        if reset {
             generation.update_value(|generation| *generation += 1);
+            held.set(pieces(generation.get_value(), 0, completed, 0));
+            held_cites.set_value(added);
+        } else if !completed.is_empty() {
             let generation = generation.get_value();
-            held.set(pieces(
-                generation,
-                0,
-                update.completed,
-                update.completed_cites,
-            ));
-        } else if !update.completed.is_empty() {
-            let generation = generation.get_value();
+            let before = held_cites.get_value();
             held.update(|held| {
-                let more = pieces(
-                    generation,
-                    held.len(),
-                    update.completed,
-                    update.completed_cites,
-                );
+                let more = pieces(generation, held.len(), completed, before);
                 held.extend(more);
             });
+            held_cites.set_value(before + added);
         }
-        tail.set((update.tail, update.tail_cites));
+        tail.set((tail_blocks, held_cites.get_value()));
     };
-    // Browser only: tokens mark the answer stale; one frame renders all that came.
+    // Browser only: patches are queued as they arrive; one frame renders all that came.
     Effect::new(move |_| {
-        let current = text.with(|text| {
-            map.with(|map| {
-                state.with_value(|state| state.is_current(text, rewrites.get(), map.len()))
-            })
-        });
-        if !current && !scheduled.get_value() {
-            scheduled.set_value(true);
-            request_animation_frame(flush);
+        if let Some(patches) = patches {
+            patches.arrived.track();
+            if !scheduled.get_value() {
+                scheduled.set_value(true);
+                request_animation_frame(flush);
+            }
         }
     });
     view! {
         <For each=move || held.get() key=|piece| piece.key let:piece>
-            {block_view(Block::clone(&piece.block), &Keys::new(answer_key, piece.cites, checks))}
+            {block_view(Block::clone(&piece.block), &Keys::new(answer_key, piece.cites, checks, map))}
         </For>
         {move || {
             tail.with(|(blocks, cites)| {
-                let keys = Keys::new(answer_key, *cites, checks);
+                let keys = Keys::new(answer_key, *cites, checks, map);
                 blocks.iter().cloned().map(|block| block_view(block, &keys)).collect_view()
             })
         }}
+    }
+}
+
+/// Text with citation markers and no Markdown (a Research branch's evidence), kept current
+/// as the answer's sources arrive.
+#[component]
+pub fn MarkedText(
+    answer_key: u64,
+    text: String,
+    #[prop(into)] sources: Signal<Vec<Arc<CitationEntry>>>,
+) -> impl IntoView {
+    let map = Memo::new(move |_| SourceMap::new(sources.get()));
+    let checks = Signal::stored(Vec::new());
+    move || {
+        let blocks = map.with(|map| marked_text(&text, map));
+        let keys = Keys::new(answer_key, 0, checks, map);
+        blocks
+            .into_iter()
+            .map(|block| block_view(block, &keys))
+            .collect_view()
     }
 }
 
@@ -268,8 +326,11 @@ fn inline_view(inline: Inline, keys: &Keys) -> AnyView {
         Inline::Citation { cites, .. } => cites
             .into_iter()
             .map(|cite| match cite {
-                Cite::Found { number, entry } => {
+                Cite::Found { number } => {
                     let (key, ordinal) = keys.next();
+                    let Some(entry) = keys.entry(number) else {
+                        return format!("[{number}]").erased();
+                    };
                     let checks = keys.checks;
                     let check = Signal::derive(move || {
                         checks.with(|all| all.iter().find(|a| a.ordinal == ordinal).cloned())

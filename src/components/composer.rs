@@ -361,10 +361,8 @@ fn apply(chat: Chat, exchange: Option<LiveExchange>, event: AnswerEvent, t: &'st
         AnswerEvent::Notice { notice } => live.notices.update(|n| n.push(notice)),
         AnswerEvent::Sources { sources } => live.sources.set(sources),
         AnswerEvent::Token { text } => live.answer.update(|a| a.push_str(&text)),
-        AnswerEvent::Rewrite { answer } => {
-            live.answer.set(answer);
-            live.rewrites.update(|n| *n += 1);
-        }
+        AnswerEvent::Rewrite { answer } => live.answer.set(answer),
+        AnswerEvent::Rendered { patch } => live.patches.push(patch),
         AnswerEvent::Step { id, step } => {
             live.steps.update(|steps| match steps.get_mut(id as usize) {
                 Some(known) => *known = step,

@@ -7,11 +7,12 @@ use std::sync::Arc;
 use leptos::prelude::*;
 
 use crate::citation::{lists, CitationEntry, SourceMap};
-use crate::components::answer::AnswerBody;
+use crate::components::answer::{AnswerBody, Patches};
 use crate::components::citation_link::Evidence;
 use crate::components::erase::{shown, Erase};
 use crate::components::research::ResearchView;
 use crate::components::use_texts;
+use crate::model::blocks::Block;
 use crate::model::{Alignment, Exchange, ExchangeState, Level, Notice, ResearchPlan, Step};
 
 /// One exchange on the page, a signal per part: a streamed token touches only the answer's
@@ -22,8 +23,10 @@ pub struct LiveExchange {
     /// The fields held by the signals below stay empty here.
     pub head: RwSignal<Exchange>,
     pub answer: RwSignal<String>,
-    /// Counts the times the answer was replaced rather than extended.
-    pub rewrites: RwSignal<u32>,
+    /// The answer as the server rendered it for this page (stored exchanges).
+    pub rendered: StoredValue<Vec<Block>>,
+    /// How the rendering changes while the answer streams.
+    pub patches: Patches,
     pub reasoning: RwSignal<String>,
     pub sources: RwSignal<Vec<Arc<CitationEntry>>>,
     pub notices: RwSignal<Vec<Notice>>,
@@ -35,7 +38,8 @@ impl LiveExchange {
     pub fn new(mut exchange: Exchange) -> LiveExchange {
         LiveExchange {
             answer: RwSignal::new(std::mem::take(&mut exchange.answer)),
-            rewrites: RwSignal::new(0),
+            rendered: StoredValue::new(std::mem::take(&mut exchange.rendered)),
+            patches: Patches::new(),
             reasoning: RwSignal::new(std::mem::take(&mut exchange.reasoning)),
             sources: RwSignal::new(std::mem::take(&mut exchange.sources)),
             notices: RwSignal::new(std::mem::take(&mut exchange.notices)),
@@ -292,9 +296,9 @@ fn ExchangeView(key: u64, exchange: LiveExchange, chat: Chat) -> impl IntoView {
                 <div class="answer-body">
                     <AnswerBody
                         answer_key=key
-                        text=live.answer
+                        blocks=live.rendered.get_value()
                         sources=live.sources
-                        rewrites=live.rewrites
+                        patches=live.patches
                         checks=Signal::derive(move || live.with(|e| e.alignments.clone()))
                     />
                 </div>

@@ -5,7 +5,7 @@
 
 use leptos::prelude::*;
 
-use crate::components::answer::AnswerBody;
+use crate::components::answer::MarkedText;
 use crate::components::use_texts;
 use std::sync::Arc;
 
@@ -126,12 +126,12 @@ fn SubQuestionView(
     let status = t.branch_status(sub.status);
     let evidence = sub.evidence.clone().map(|evidence| {
         let numbers: String = evidence.numbers.iter().map(|n| format!(" [{n}]")).collect();
-        let text = Signal::stored(format!("{}{numbers}", evidence.statement));
+        let text = format!("{}{numbers}", evidence.statement);
         let reliability = format!("{}: {}", t.reliability, t.level(evidence.reliability));
         view! {
             <div class="evidence">
                 <span class="evidence-label">{t.evidence}": "</span>
-                <AnswerBody answer_key=evidence_key(exchange_key, sub.id) text sources/>
+                <MarkedText answer_key=evidence_key(exchange_key, sub.id) text sources/>
                 <span class=format!("reliability level-{:?}", evidence.reliability).to_lowercase()>{reliability}</span>
             </div>
         }

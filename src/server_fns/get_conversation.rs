@@ -8,5 +8,8 @@ use crate::model::Exchange;
 pub async fn get_conversation() -> Result<Vec<Exchange>, AppError> {
     Ok(crate::ssr::request::current()
         .map(|session| session.conversation())
-        .unwrap_or_default())
+        .unwrap_or_default()
+        .into_iter()
+        .map(crate::citation::render::for_browser)
+        .collect())
 }

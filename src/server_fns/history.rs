@@ -72,7 +72,11 @@ pub async fn open_conversation(id: String) -> Result<Option<ConversationView>, A
     }
     Ok(Some(ConversationView {
         summary: Some(stored.summary),
-        exchanges: stored.exchanges,
+        exchanges: stored
+            .exchanges
+            .into_iter()
+            .map(crate::citation::render::for_browser)
+            .collect(),
     }))
 }
 
@@ -155,6 +159,10 @@ pub async fn get_shared(token: String) -> Result<Option<ConversationView>, AppEr
     })?;
     Ok(stored.map(|stored| ConversationView {
         summary: Some(stored.summary),
-        exchanges: stored.exchanges,
+        exchanges: stored
+            .exchanges
+            .into_iter()
+            .map(crate::citation::render::for_browser)
+            .collect(),
     }))
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use super::{llama, searxng};
-use crate::citation::{render, Cite, SourceMap};
+use crate::citation::{render, Cite, Lookup, SourceMap};
 use crate::model::{AnswerEvent, Exchange, Lang, Mode};
 use crate::ssr::answer;
 use crate::ssr::llm::SchemaSupport;
@@ -84,11 +84,14 @@ fn assert_citations_resolve(exchange: &Exchange) {
     let rendered = render(&exchange.answer, &sources);
     let numbers: Vec<u32> = exchange.sources.iter().map(|e| e.number).collect();
     rendered.for_each_cite(|cite| {
-        if let Cite::Found { number, entry } = cite {
+        if let Cite::Found { number } = cite {
             assert!(
                 numbers.contains(number),
                 "[{number}] links outside the sources"
             );
+            let entry = sources
+                .lookup(*number)
+                .expect("a found number has its source");
             assert_eq!(entry.number, *number);
             assert!(entry.url.starts_with("http"), "{}", entry.url);
         }
