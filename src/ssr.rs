@@ -12,6 +12,7 @@ pub mod doctor;
 pub mod eval;
 pub mod fetch;
 pub mod files;
+pub mod framing;
 pub mod knowledge;
 pub mod limits;
 pub mod llm;

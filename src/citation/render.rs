@@ -69,7 +69,7 @@ impl Rendered {
     }
 }
 
-pub(crate) fn block_text(block: &Block, with_markers: bool, out: &mut String) {
+fn block_text(block: &Block, with_markers: bool, out: &mut String) {
     match block {
         Block::Paragraph(inlines)
         | Block::Plain(inlines)

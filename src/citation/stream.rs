@@ -20,8 +20,8 @@
 
 use pulldown_cmark::{Event, Options, Parser};
 
-use crate::citation::render::{block_text, render, Block, Lookup, Rendered, SourceMap};
-use crate::model::blocks::{last_text, Patch, Tail};
+use crate::citation::render::{render, Block, Lookup, Rendered, SourceMap};
+use crate::model::blocks::{Patch, Splice, EMPTY_TAIL};
 use crate::model::AnswerEvent;
 
 /// What changed since the previous [`Incremental::update`].
@@ -180,17 +180,31 @@ impl Incremental {
 
 /// What a browser's stream of an answer carries besides its events: after each event that
 /// changes the answer's text or sources, an [`AnswerEvent::Rendered`] patch that brings the
-/// browser's rendering up to date, so the browser never parses Markdown. The tail is sent
-/// whole only when its shape changed; a token that only lengthens its last text is sent as
-/// that text ([`Tail::Append`]).
-#[derive(Debug, Default)]
+/// browser's rendering up to date, so the browser never parses Markdown. Final blocks are
+/// sent once; the tail as an edit of its JSON ([`Splice`]), so a token costs about what it
+/// adds, whatever the shape of the block it lands in.
+#[derive(Debug)]
 pub struct Framer {
     text: String,
     revision: u32,
     sources: SourceMap,
     incremental: Incremental,
-    /// The tail as the browser holds it.
+    /// The tail as the browser holds it, and its JSON.
     tail: Vec<Block>,
+    tail_json: String,
+}
+
+impl Default for Framer {
+    fn default() -> Framer {
+        Framer {
+            text: String::new(),
+            revision: 0,
+            sources: SourceMap::default(),
+            incremental: Incremental::new(),
+            tail: Vec::new(),
+            tail_json: EMPTY_TAIL.to_string(),
+        }
+    }
 }
 
 impl Framer {
@@ -200,68 +214,92 @@ impl Framer {
 
     /// The patch that follows `event`, when it changed what the answer shows.
     pub fn after(&mut self, event: &AnswerEvent) -> Option<AnswerEvent> {
+        if self.note(event) {
+            self.patch()
+        } else {
+            None
+        }
+    }
+
+    /// Takes in `event`; whether it changed the answer's text or sources.
+    pub fn note(&mut self, event: &AnswerEvent) -> bool {
         match event {
             AnswerEvent::Started { .. } => {
                 *self = Framer::default();
-                return None;
+                false
             }
-            AnswerEvent::Token { text } => self.text.push_str(text),
+            AnswerEvent::Token { text } => {
+                self.text.push_str(text);
+                true
+            }
             AnswerEvent::Rewrite { answer } => {
                 self.text.clone_from(answer);
                 self.revision += 1;
+                true
             }
             AnswerEvent::Sources { sources } => {
                 self.sources = SourceMap::new(sources.iter().cloned());
-                if self.text.is_empty() {
-                    return None;
-                }
+                !self.text.is_empty()
             }
-            _ => return None,
+            _ => false,
         }
+    }
+
+    /// The patch from what the browser holds to the answer as it stands, if they differ.
+    /// Several noted changes make one patch.
+    pub fn patch(&mut self) -> Option<AnswerEvent> {
         let delta =
             self.incremental
                 .update(&self.text, self.revision, &self.sources, self.sources.len());
-        let tail = match (
-            delta.reset || !delta.completed.is_empty(),
-            appended(&self.tail, &delta.tail),
-        ) {
-            (false, Some(text)) if text.is_empty() => return None,
-            (false, Some(text)) => Tail::Append(text),
-            _ => Tail::Blocks(delta.tail.clone()),
+        if delta.reset {
+            self.tail.clear();
+            self.tail_json = EMPTY_TAIL.to_string();
+        }
+        // What the browser's tail JSON is once the blocks that became final leave it: `[`
+        // and the held JSON from `from` on.
+        let held = &self.tail_json;
+        let from = if delta.completed.is_empty() {
+            1
+        } else if self.tail.starts_with(&delta.completed) && self.tail.len() > delta.completed.len()
+        {
+            1 + delta
+                .completed
+                .iter()
+                .map(|block| json(block).len() + 1)
+                .sum::<usize>()
+        } else {
+            // All of it became final, or something else did: start from `[]`.
+            held.len() - 1
         };
-        self.tail = delta.tail;
-        Some(AnswerEvent::Rendered {
-            patch: Patch {
-                reset: delta.reset,
-                completed: delta.completed,
-                tail,
+        let new_json = json(&delta.tail);
+        let common = common_prefix(&held[from..], &new_json[1..]);
+        let patch = Patch {
+            reset: delta.reset,
+            completed: delta.completed,
+            tail: Splice {
+                from,
+                keep: from + common,
+                add: new_json[1 + common..].to_string(),
             },
-        })
+        };
+        let unchanged = !patch.reset && patch.completed.is_empty() && new_json == *held;
+        self.tail = delta.tail;
+        self.tail_json = new_json;
+        (!unchanged).then_some(AnswerEvent::Rendered { patch })
     }
 }
 
-/// The text that turns `old` into `new` when it is added to `old`'s last text, if that is
-/// all that changed.
-fn appended(old: &[Block], new: &[Block]) -> Option<String> {
-    let (old_text, new_text) = (blocks_text(old), blocks_text(new));
-    // Each block's text ends with a newline; what is added comes before the last one.
-    let old_text = old_text.strip_suffix('\n').unwrap_or(&old_text);
-    let new_text = new_text.strip_suffix('\n').unwrap_or(&new_text);
-    let added = new_text.strip_prefix(old_text)?;
-    if added.is_empty() {
-        return (old == new).then(String::new);
-    }
-    let mut grown = old.to_vec();
-    last_text(&mut grown)?.push_str(added);
-    (grown == new).then(|| added.to_string())
+fn json<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| EMPTY_TAIL.to_string())
 }
 
-fn blocks_text(blocks: &[Block]) -> String {
-    let mut out = String::new();
-    for block in blocks {
-        block_text(block, true, &mut out);
+/// The length of the longest common prefix of `a` and `b`, on a char boundary.
+fn common_prefix(a: &str, b: &str) -> usize {
+    let mut len = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    while !a.is_char_boundary(len) || !b.is_char_boundary(len) {
+        len -= 1;
     }
-    out
+    len
 }
 
 #[cfg(test)]
@@ -479,14 +517,11 @@ mod tests {
         let text = "Tokio is fast [1]. It **schedules** tasks [2].\n\n- one\n- two [3]\n\n```rust\nlet x = 1;\n```\n";
         let (states, patches) = framed(text, &char_cuts(text, 1), &registry);
         assert_eq!(states.last(), Some(&render(text, &registry).blocks));
-        // Most tokens only lengthen the last text: they travel as that text, not a tree.
-        let appends = patches
-            .iter()
-            .filter(|patch| matches!(patch.tail, Tail::Append(_)))
-            .count();
+        // A token costs about what it adds: edits of the tail's JSON, not the tail again.
+        let added: usize = patches.iter().map(|patch| patch.tail.add.len()).sum();
         assert!(
-            appends * 2 > patches.len(),
-            "{appends} of {}",
+            added < 20 * patches.len(),
+            "{added} bytes of edits in {} patches",
             patches.len()
         );
         // A rewrite replaces everything shown.
@@ -500,7 +535,9 @@ mod tests {
             panic!("a rewrite is a patch");
         };
         assert!(patch.reset);
-        assert_eq!(patch.tail, Tail::Blocks(render("Answer", &registry).blocks));
+        let mut shown = crate::model::blocks::Shown::default();
+        shown.apply(patch);
+        assert_eq!(shown.tail(), render("Answer", &registry).blocks);
         // Events that change no text send no patch.
         assert_eq!(
             framer.after(&AnswerEvent::Progress { secs: 1, tokens: 2 }),

@@ -14,7 +14,7 @@ use crate::citation::render::marked_text;
 use crate::citation::{CitationEntry, Lookup, SourceMap};
 use crate::components::citation_link::CitationLink;
 use crate::components::erase::Erase;
-use crate::model::blocks::{apply_tail, Align, Block, Cite, Inline, ListItem, Patch};
+use crate::model::blocks::{Align, Block, Cite, Inline, ListItem, Patch, EMPTY_TAIL};
 use crate::model::Alignment;
 
 /// Numbers the citations of one answer in reading order, so a citation keeps its key (and
@@ -142,6 +142,8 @@ pub fn AnswerBody(
     let held_cites = StoredValue::new(blocks.iter().map(Block::found_cites).sum::<u64>());
     let held = RwSignal::new(pieces(0, 0, blocks, 0));
     let tail = RwSignal::new((Vec::<Block>::new(), held_cites.get_value()));
+    // The tail as JSON, the form patches edit; parsed once per frame.
+    let tail_json = StoredValue::new(EMPTY_TAIL.to_string());
     let scheduled = StoredValue::new(false);
     let flush = move || {
         scheduled.set_value(false);
@@ -154,15 +156,20 @@ pub fn AnswerBody(
         }
         let mut reset = false;
         let mut completed = Vec::new();
-        let mut tail_blocks = tail.with_untracked(|(blocks, _)| blocks.clone());
+        let mut json = tail_json.get_value();
         for patch in arrived {
             if patch.reset {
                 reset = true;
                 completed.clear();
+                json = EMPTY_TAIL.to_string();
             }
             completed.extend(patch.completed);
-            apply_tail(&mut tail_blocks, patch.tail);
+            if let Some(edited) = patch.tail.apply(&json) {
+                json = edited;
+            }
         }
+        let tail_blocks: Vec<Block> = serde_json::from_str(&json).unwrap_or_default();
+        tail_json.set_value(json);
         let added: u64 = completed.iter().map(Block::found_cites).sum();
         if reset {
             generation.update_value(|generation| *generation += 1);

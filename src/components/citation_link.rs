@@ -75,7 +75,7 @@ fn marked_passage(passage: &str, matched: &[(u32, u32)]) -> impl IntoView {
 #[component]
 pub fn Evidence(check: Alignment, url: String) -> impl IntoView {
     let t = use_texts();
-    let level = format!("support-level support-{:?}", check.support).to_lowercase();
+    let level = format!("support-level support-{:?}", check.support).to_ascii_lowercase();
     let quoted = (!check.passage.is_empty()).then(|| {
         let fragment = urls::text_fragment(&url, &check.passage);
         view! {
@@ -142,7 +142,7 @@ pub fn CitationLink(
         .domain
         .chars()
         .next()
-        .map(|c| c.to_uppercase().to_string())
+        .map(|c| c.to_ascii_uppercase().to_string())
         .unwrap_or_else(|| "?".into());
     let hue = entry
         .domain

@@ -132,7 +132,7 @@ fn SubQuestionView(
             <div class="evidence">
                 <span class="evidence-label">{t.evidence}": "</span>
                 <MarkedText answer_key=evidence_key(exchange_key, sub.id) text sources/>
-                <span class=format!("reliability level-{:?}", evidence.reliability).to_lowercase()>{reliability}</span>
+                <span class=format!("reliability level-{:?}", evidence.reliability).to_ascii_lowercase()>{reliability}</span>
             </div>
         }
     });
@@ -151,7 +151,7 @@ fn SubQuestionView(
         (!parts.is_empty()).then(|| view! { <p class="branch-details">{parts.join(" · ")}</p> })
     };
     view! {
-        <li class="sub-question" data-status=format!("{:?}", sub.status).to_lowercase()>
+        <li class="sub-question" data-status=format!("{:?}", sub.status).to_ascii_lowercase()>
             <p>
                 <span class=status_class(sub.status)>{status}</span>" "
                 <span class="sub-question-text">{sub.question.clone()}</span>

@@ -132,86 +132,79 @@ fn inline_cites(inlines: &[Inline], visit: &mut impl FnMut(&Cite)) {
 /// What changed in a streaming answer's rendering since the previous patch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Patch {
-    /// Everything held is stale: drop it before adding `completed`.
+    /// Everything held is stale: drop it (the tail's JSON becomes `[]`) before the rest.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reset: bool,
     /// Blocks that became final, in order, after those already held.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub completed: Vec<Block>,
-    pub tail: Tail,
+    /// The last blocks, still growing, as an edit of their JSON.
+    pub tail: Splice,
 }
 
-/// The last block(s) of the answer, still growing.
+/// The tail's new JSON (a JSON array of [`Block`]s) from the one held: `[`, the held JSON's
+/// bytes `from..keep`, then `add`. `from` skips the blocks that just became final; most
+/// tokens keep nearly everything and add a few bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Tail {
-    /// The tail is now exactly these blocks.
-    Blocks(Vec<Block>),
-    /// The tail is the previous tail with this text added to its last piece of text.
-    Append(String),
+pub struct Splice {
+    pub from: usize,
+    pub keep: usize,
+    pub add: String,
+}
+
+impl Splice {
+    /// The edited JSON; `None` when the edit does not fit what is held (a lost patch).
+    pub fn apply(&self, held: &str) -> Option<String> {
+        let kept = held.get(self.from..self.keep)?;
+        let mut json = String::with_capacity(1 + kept.len() + self.add.len());
+        json.push('[');
+        json.push_str(kept);
+        json.push_str(&self.add);
+        Some(json)
+    }
 }
 
 /// A browser's copy of a streaming answer: what [`Patch`]es add up to.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shown {
     pub completed: Vec<Block>,
-    pub tail: Vec<Block>,
+    /// The tail as JSON, the form its patches edit.
+    pub tail_json: String,
 }
+
+impl Default for Shown {
+    fn default() -> Shown {
+        Shown {
+            completed: Vec::new(),
+            tail_json: EMPTY_TAIL.to_string(),
+        }
+    }
+}
+
+/// The JSON of a tail with no blocks.
+pub const EMPTY_TAIL: &str = "[]";
 
 impl Shown {
     pub fn apply(&mut self, patch: Patch) {
         if patch.reset {
             self.completed.clear();
+            self.tail_json = EMPTY_TAIL.to_string();
         }
         self.completed.extend(patch.completed);
-        apply_tail(&mut self.tail, patch.tail);
+        if let Some(json) = patch.tail.apply(&self.tail_json) {
+            self.tail_json = json;
+        }
+    }
+
+    /// The tail's blocks (none if its JSON does not parse, which a lost patch could cause).
+    pub fn tail(&self) -> Vec<Block> {
+        serde_json::from_str(&self.tail_json).unwrap_or_default()
     }
 
     /// The whole answer's blocks.
     pub fn blocks(&self) -> Vec<Block> {
-        self.completed.iter().chain(&self.tail).cloned().collect()
-    }
-}
-
-/// Applies a tail patch to the tail held.
-pub fn apply_tail(held: &mut Vec<Block>, tail: Tail) {
-    match tail {
-        Tail::Blocks(blocks) => *held = blocks,
-        Tail::Append(text) => {
-            if let Some(last) = last_text(held) {
-                last.push_str(&text);
-            }
-        }
-    }
-}
-
-/// The text that the last leaf of `blocks` ends with, where streamed text lands: the last
-/// text run of the last paragraph, heading, item or cell, or the last code block's code.
-pub fn last_text(blocks: &mut [Block]) -> Option<&mut String> {
-    match blocks.last_mut()? {
-        Block::Paragraph(inlines)
-        | Block::Plain(inlines)
-        | Block::Heading {
-            content: inlines, ..
-        } => last_inline_text(inlines),
-        Block::Quote(blocks) => last_text(blocks),
-        Block::List { items, .. } => last_text(&mut items.last_mut()?.blocks),
-        Block::Code { code, .. } => Some(code),
-        Block::Table { head, rows, .. } => {
-            let cell = match rows.last_mut() {
-                Some(row) => row.last_mut()?,
-                None => head.last_mut()?,
-            };
-            last_inline_text(cell)
-        }
-        Block::Rule => None,
-    }
-}
-
-fn last_inline_text(inlines: &mut [Inline]) -> Option<&mut String> {
-    match inlines.last_mut()? {
-        Inline::Text(text) => Some(text),
-        Inline::Emphasis(children)
-        | Inline::Strong(children)
-        | Inline::Strikethrough(children)
-        | Inline::Link { children, .. } => last_inline_text(children),
-        _ => None,
+        let mut blocks = self.completed.clone();
+        blocks.extend(self.tail());
+        blocks
     }
 }

@@ -133,15 +133,11 @@ pub async fn ask(
     });
     use futures_util::StreamExt;
     let open = crate::ssr::metrics::OpenStream::new();
-    let mut framer = crate::citation::stream::Framer::new();
-    Ok(ByteStream::new(follow.map(move |event| {
-        let _open = &open;
-        // Each event, then how it changed the answer's rendering (the browser parses no
-        // Markdown).
-        let mut lines = event.to_line();
-        if let Some(patch) = framer.after(&event) {
-            lines.push_str(&patch.to_line());
-        }
-        Ok::<_, AppError>(lines)
-    })))
+    // Each event on its line, with the patches that render the answer for the browser.
+    Ok(ByteStream::new(crate::ssr::framing::lines(follow).map(
+        move |line| {
+            let _open = &open;
+            Ok::<_, AppError>(line)
+        },
+    )))
 }

@@ -37,7 +37,7 @@ const LAYERS: &[&[&str]] = &[
     &["ssr::doctor", "ssr::files"],
     &["ssr::session"],
     &["ssr::state"],
-    &["ssr::pipeline", "ssr::request"],
+    &["ssr::pipeline", "ssr::request", "ssr::framing"],
     &["ssr::chat"],
     &["ssr::agent", "ssr::research"],
     &["ssr::answer"],
