@@ -105,10 +105,9 @@ async function user(base, n, marker) {
       buffer = buffer.slice(end + 1);
       if (!line.trim()) continue;
       const event = JSON.parse(line);
-      if (event.type === 'token') {
-        result.firstTokenMs ??= performance.now() - began;
-        answer += event.text;
-      }
+      // The text arrives in rendering patches, and whole in a rewrite before `done`.
+      if (event.type === 'rendered') result.firstTokenMs ??= performance.now() - began;
+      if (event.type === 'rewrite') answer = event.answer;
       if (event.type === 'failed') result.errors.push(`failed: ${event.message}`);
       if (event.type === 'done') done = true;
     }

@@ -61,7 +61,7 @@ async function user(base, marker) {
       buffer = buffer.slice(end + 1);
       if (!line.trim()) continue;
       const event = JSON.parse(line);
-      if (event.type === 'token') firstTokenMs ??= performance.now() - began;
+      if (event.type === 'rendered') firstTokenMs ??= performance.now() - began;
       if (event.type === 'done') done = true;
     }
   }

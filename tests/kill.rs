@@ -56,13 +56,14 @@ async fn kill_9_mid_answer_keeps_the_question_as_interrupted() {
     assert!(response.status().is_success());
     let mut body = response.bytes_stream();
     let mut decoder = LineDecoder::default();
-    let mut tokens = 0;
-    while tokens < 3 {
+    // The browser's stream carries the text in rendering patches.
+    let mut patches = 0;
+    while patches < 3 {
         let chunk = body.next().await.unwrap().unwrap();
-        tokens += decoder
+        patches += decoder
             .push(&chunk)
             .iter()
-            .filter(|e| matches!(e, AnswerEvent::Token { .. }))
+            .filter(|e| matches!(e, AnswerEvent::Rendered { .. }))
             .count();
     }
     // SIGKILL: no shutdown, no finish, nothing flushed by cited itself.

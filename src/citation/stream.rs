@@ -221,6 +221,11 @@ impl Framer {
         }
     }
 
+    /// The answer's text so far.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
     /// Takes in `event`; whether it changed the answer's text or sources.
     pub fn note(&mut self, event: &AnswerEvent) -> bool {
         match event {

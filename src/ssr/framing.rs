@@ -1,9 +1,10 @@
 //! An answer's events as a browser's NDJSON stream: each event on its line, and the
 //! rendering patches (`citation::stream::Framer`) that let the browser show the answer
 //! without parsing Markdown. Patches are coalesced: at most one per [`EVERY`], the last one
-//! sent when the window closes or before the next event that is not text, so the stream
-//! costs about what its text costs however finely the model splits it, and nothing waits
-//! more than one window.
+//! sent when the window closes or before the next event that is not text, so nothing waits
+//! more than one window. Tokens themselves are not sent: the patches carry what they add,
+//! and the whole text follows once, as a `rewrite` just before `done` (for the copy
+//! button), so the answer's text crosses the wire about once.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -42,7 +43,19 @@ impl<S> Lines<S> {
             // What follows (a notice, `done`) comes after the text it follows.
             self.send_patch();
         }
-        self.out.push_back(event.to_line());
+        match &event {
+            AnswerEvent::Token { .. } => {}
+            AnswerEvent::Done { .. } => {
+                self.out.push_back(
+                    AnswerEvent::Rewrite {
+                        answer: self.framer.text().to_string(),
+                    }
+                    .to_line(),
+                );
+                self.out.push_back(event.to_line());
+            }
+            _ => self.out.push_back(event.to_line()),
+        }
         if changed {
             let now = Instant::now();
             match self.last_patch {
@@ -112,27 +125,34 @@ mod tests {
         decoder.push(lines.concat().as_bytes())
     }
 
+    fn kind(event: &AnswerEvent) -> &'static str {
+        match event {
+            AnswerEvent::Token { .. } => "token",
+            AnswerEvent::Rendered { .. } => "rendered",
+            AnswerEvent::Rewrite { .. } => "rewrite",
+            AnswerEvent::Notice { .. } => "notice",
+            AnswerEvent::Done { .. } => "done",
+            _ => "other",
+        }
+    }
+
     #[tokio::test(start_paused = true)]
-    async fn patches_are_coalesced_and_none_is_left_owed() {
+    async fn patches_are_coalesced_none_is_left_owed_and_the_text_comes_once() {
         let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
-        let receiver = tokio_stream_of(receiver);
-        let mut lines = Box::pin(lines(receiver));
+        let mut lines = Box::pin(lines(tokio_stream_of(receiver)));
         let mut got = Vec::new();
-        // Ten tokens at once: the first is patched at once, the rest owed.
-        for word in [
+        // Ten tokens at once: the first is patched at once, the rest owed; no token line.
+        let words = [
             "One ", "two ", "three ", "four ", "five ", "six ", "seven ", "eight ", "nine ", "ten",
-        ] {
+        ];
+        for word in words {
             sender.send(token(word)).unwrap();
         }
-        for _ in 0..11 {
-            got.push(lines.next().await.unwrap());
-        }
-        let events = decode(&got);
-        let patches = events
-            .iter()
-            .filter(|e| matches!(e, AnswerEvent::Rendered { .. }))
-            .count();
-        assert_eq!(patches, 1, "{events:?}");
+        got.push(lines.next().await.unwrap());
+        assert_eq!(
+            decode(&got).iter().map(kind).collect::<Vec<_>>(),
+            ["rendered"]
+        );
         // Nothing else comes: the owed patch is sent when the window closes.
         let start = Instant::now();
         got.push(lines.next().await.unwrap());
@@ -143,35 +163,45 @@ mod tests {
                 shown.apply(patch);
             }
         }
-        assert_eq!(
-            shown.blocks(),
-            crate::citation::render(
-                "One two three four five six seven eight nine ten",
-                &crate::citation::SourceMap::default()
-            )
-            .blocks
-        );
-        // A token owed when `done` comes is patched before it.
+        let text = words.concat();
+        let none = crate::citation::SourceMap::default();
+        assert_eq!(shown.blocks(), crate::citation::render(&text, &none).blocks);
+        // An owed patch goes before the next event that is not text, and the whole text
+        // comes once, just before `done`.
         tokio::time::advance(EVERY * 2).await;
         sender.send(token(" eleven")).unwrap();
         sender.send(token(" twelve")).unwrap();
         sender
-            .send(AnswerEvent::Failed {
-                message: "x".into(),
+            .send(AnswerEvent::Notice {
+                notice: crate::model::Notice {
+                    level: crate::model::Level::Info,
+                    text: "x".into(),
+                },
+            })
+            .unwrap();
+        sender.send(token(".")).unwrap();
+        sender
+            .send(AnswerEvent::Done {
+                cited: Vec::new(),
+                stopped: false,
+                coverage: None,
+                usage: None,
+                unsearched: false,
             })
             .unwrap();
         drop(sender);
-        let rest: Vec<String> = lines.collect().await;
-        let kinds: Vec<&'static str> = decode(&rest)
-            .iter()
-            .map(|event| match event {
-                AnswerEvent::Token { .. } => "token",
-                AnswerEvent::Rendered { .. } => "rendered",
-                AnswerEvent::Failed { .. } => "failed",
-                _ => "other",
-            })
-            .collect();
-        assert_eq!(kinds, ["token", "rendered", "token", "rendered", "failed"]);
+        let rest = decode(&lines.collect::<Vec<String>>().await);
+        let kinds: Vec<&str> = rest.iter().map(kind).collect();
+        assert_eq!(
+            kinds,
+            ["rendered", "rendered", "notice", "rendered", "rewrite", "done"]
+        );
+        assert_eq!(
+            rest[4],
+            AnswerEvent::Rewrite {
+                answer: format!("{text} eleven twelve.")
+            }
+        );
     }
 
     fn tokio_stream_of(
