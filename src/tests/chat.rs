@@ -441,14 +441,36 @@ async fn ask_over_http_streams_ndjson_and_handles_commands() {
     .await;
     let client = super::browser();
     let events = post_ask(&client, &server, "量子计算 入门").await.unwrap();
-    let text: String = events
+    // No tokens: the text comes in rendering patches, and whole just before `done`.
+    assert!(!events
         .iter()
-        .filter_map(|e| match e {
-            AnswerEvent::Token { text } => Some(text.as_str()),
+        .any(|e| matches!(e, AnswerEvent::Token { .. })));
+    let text = events.iter().find_map(|e| match e {
+        AnswerEvent::Rewrite { answer } => Some(answer.as_str()),
+        _ => None,
+    });
+    assert_eq!(text, Some("量子计算很强 [1]。"));
+    let mut shown = crate::model::blocks::Shown::default();
+    for event in &events {
+        if let AnswerEvent::Rendered { patch } = event {
+            shown.apply(patch.clone());
+        }
+    }
+    let sources = events
+        .iter()
+        .find_map(|e| match e {
+            AnswerEvent::Sources { sources } => Some(sources.clone()),
             _ => None,
         })
-        .collect();
-    assert_eq!(text, "量子计算很强 [1]。");
+        .unwrap();
+    assert_eq!(
+        shown.blocks(),
+        crate::citation::render(
+            "量子计算很强 [1]。",
+            &crate::citation::SourceMap::new(sources)
+        )
+        .blocks
+    );
     assert!(
         matches!(super::done_event(&events), Some(AnswerEvent::Done { cited, .. }) if cited == &vec![1])
     );
@@ -523,10 +545,11 @@ async fn a_second_question_while_answering_is_a_409_that_says_why() {
     assert!(first.status().is_success());
     let mut body = first.bytes_stream();
     let mut decoder = LineDecoder::default();
+    // The browser's stream carries the text in rendering patches.
     while !decoder
         .push(&body.next().await.unwrap().unwrap())
         .iter()
-        .any(|e| matches!(e, AnswerEvent::Token { .. }))
+        .any(|e| matches!(e, AnswerEvent::Rendered { .. }))
     {}
     let second = client
         .post(server.url("/api/ask"))

@@ -666,7 +666,7 @@ async fn shutdown_stops_running_answers_and_saves_them() {
     assert_eq!(response.status(), 200);
     let mut body = response.bytes_stream();
     let mut seen = String::new();
-    while !seen.contains("\"token\"") {
+    while !seen.contains("\"rendered\"") {
         let chunk = body.next().await.unwrap().unwrap();
         seen.push_str(&String::from_utf8_lossy(&chunk));
     }
