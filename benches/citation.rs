@@ -9,7 +9,9 @@
 
 use std::hint::black_box;
 
-use cited::citation::{lists, render, Incremental, Registry};
+use cited::citation::stream::Framer;
+use cited::citation::{lists, render, Incremental, Lookup, Registry};
+use cited::model::AnswerEvent;
 use cited::model::Source;
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 
@@ -107,8 +109,11 @@ fn bench_parts(c: &mut Criterion) {
 }
 
 /// Streaming: the cost of one more token at 1, 10 and 100 KB of answer, rendered
-/// incrementally (`citation::stream`, what the browser does) and, for comparison, by
-/// rendering the whole text again (what it did before). The first should stay flat.
+/// incrementally (`citation::stream`), framed as the browser's patch (`Framer`: the same,
+/// plus the tail's JSON edit, what the server does per patch) and, for comparison, by
+/// rendering the whole text again. The first two should stay flat. (A cloned `Framer`'s
+/// text has no spare room, so its figure includes one copy of the text when the token is
+/// appended, which a real stream's growing text does only now and then.)
 fn bench_streaming(c: &mut Criterion) {
     let registry = registry_of_100();
     let mut group = c.benchmark_group("streaming_one_token");
@@ -130,6 +135,25 @@ fn bench_streaming(c: &mut Criterion) {
                 |(mut state, mut text)| {
                     text.push_str("makes ");
                     state.update(black_box(&text), 0, &registry, registry.len())
+                },
+                BatchSize::SmallInput,
+            )
+        });
+        let mut framer = Framer::new();
+        let sources = (1..=registry.len() as u32)
+            .filter_map(|n| registry.lookup(n).cloned())
+            .collect();
+        framer.note(&AnswerEvent::Sources { sources });
+        framer.note(&AnswerEvent::Token { text: text.clone() });
+        framer.patch();
+        group.bench_function(BenchmarkId::new("framed", format!("{kb}KB")), |b| {
+            b.iter_batched(
+                || framer.clone(),
+                |mut framer| {
+                    framer.note(black_box(&AnswerEvent::Token {
+                        text: "makes ".into(),
+                    }));
+                    framer.patch()
                 },
                 BatchSize::SmallInput,
             )

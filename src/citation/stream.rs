@@ -183,7 +183,7 @@ impl Incremental {
 /// browser's rendering up to date, so the browser never parses Markdown. Final blocks are
 /// sent once; the tail as an edit of its JSON ([`Splice`]), so a token costs about what it
 /// adds, whatever the shape of the block it lands in.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Framer {
     text: String,
     revision: u32,
