@@ -11,6 +11,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 
 use crate::citation::render::marked_text;
+use crate::citation::urls::is_web_link;
 use crate::citation::{CitationEntry, Lookup, SourceMap};
 use crate::components::citation_link::CitationLink;
 use crate::components::erase::Erase;
@@ -322,12 +323,14 @@ fn inline_view(inline: Inline, keys: &Keys) -> AnyView {
         Inline::Strikethrough(children) => {
             view! { <del>{inlines_view(children, keys)}</del> }.erased()
         }
-        Inline::Link { url, children } => view! {
+        // The server only writes http(s) links; checked again where the tree becomes HTML.
+        Inline::Link { url, children } if is_web_link(&url) => view! {
             <a href=url target="_blank" rel="noopener noreferrer nofollow">
                 {inlines_view(children, keys)}
             </a>
         }
         .erased(),
+        Inline::Link { children, .. } => inlines_view(children, keys),
         Inline::SoftBreak => "\n".erased(),
         Inline::LineBreak => view! { <br/> }.erased(),
         Inline::Citation { cites, .. } => cites
