@@ -15,7 +15,7 @@ use crate::citation::urls::is_web_link;
 use crate::citation::{CitationEntry, Lookup, SourceMap};
 use crate::components::citation_link::CitationLink;
 use crate::components::erase::Erase;
-use crate::model::blocks::{Align, Block, Cite, Inline, ListItem, Patch, EMPTY_TAIL};
+use crate::model::blocks::{fold, Align, Block, Cite, Folded, Inline, ListItem, Patch, EMPTY_TAIL};
 use crate::model::Alignment;
 
 /// Numbers the citations of one answer in reading order, so a citation keeps its key (and
@@ -155,20 +155,11 @@ pub fn AnswerBody(
         if arrived.is_empty() {
             return;
         }
-        let mut reset = false;
-        let mut completed = Vec::new();
-        let mut json = tail_json.get_value();
-        for patch in arrived {
-            if patch.reset {
-                reset = true;
-                completed.clear();
-                json = EMPTY_TAIL.to_string();
-            }
-            completed.extend(patch.completed);
-            if let Some(edited) = patch.tail.apply(&json) {
-                json = edited;
-            }
-        }
+        let Folded {
+            reset,
+            completed,
+            tail_json: json,
+        } = fold(arrived, tail_json.get_value());
         let tail_blocks: Vec<Block> = serde_json::from_str(&json).unwrap_or_default();
         tail_json.set_value(json);
         let added: u64 = completed.iter().map(Block::found_cites).sum();

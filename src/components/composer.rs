@@ -305,7 +305,7 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
 }
 
 /// One event of the stream into the page. Each part of the exchange has its own signal, so
-/// a token re-renders the answer's last block and nothing else.
+/// a rendering patch re-renders the answer's last block and nothing else.
 fn apply(chat: Chat, exchange: Option<LiveExchange>, event: AnswerEvent, t: &'static Texts) {
     match &event {
         AnswerEvent::Status { status } => {

@@ -15,8 +15,8 @@ use crate::components::use_texts;
 use crate::model::blocks::Block;
 use crate::model::{Alignment, Exchange, ExchangeState, Level, Notice, ResearchPlan, Step};
 
-/// One exchange on the page, a signal per part: a streamed token touches only the answer's
-/// text, a search round only the sources, a branch only the plan.
+/// One exchange on the page, a signal per part: a rendering patch touches only the answer's
+/// rendering, a search round only the sources, a branch only the plan.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct LiveExchange {
     /// Everything else: question, mode, id, state, flags, cited numbers, coverage, usage.

@@ -164,6 +164,36 @@ impl Splice {
     }
 }
 
+/// Patches taken together: whether one of them reset, the blocks they completed since (in
+/// order), and the tail's JSON after them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Folded {
+    pub reset: bool,
+    pub completed: Vec<Block>,
+    pub tail_json: String,
+}
+
+/// Applies `patches` to a tail held as `tail_json`.
+pub fn fold(patches: impl IntoIterator<Item = Patch>, tail_json: String) -> Folded {
+    let mut folded = Folded {
+        reset: false,
+        completed: Vec::new(),
+        tail_json,
+    };
+    for patch in patches {
+        if patch.reset {
+            folded.reset = true;
+            folded.completed.clear();
+            folded.tail_json = EMPTY_TAIL.to_string();
+        }
+        folded.completed.extend(patch.completed);
+        if let Some(json) = patch.tail.apply(&folded.tail_json) {
+            folded.tail_json = json;
+        }
+    }
+    folded
+}
+
 /// A browser's copy of a streaming answer: what [`Patch`]es add up to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shown {
@@ -186,14 +216,12 @@ pub const EMPTY_TAIL: &str = "[]";
 
 impl Shown {
     pub fn apply(&mut self, patch: Patch) {
-        if patch.reset {
+        let folded = fold([patch], std::mem::take(&mut self.tail_json));
+        if folded.reset {
             self.completed.clear();
-            self.tail_json = EMPTY_TAIL.to_string();
         }
-        self.completed.extend(patch.completed);
-        if let Some(json) = patch.tail.apply(&self.tail_json) {
-            self.tail_json = json;
-        }
+        self.completed.extend(folded.completed);
+        self.tail_json = folded.tail_json;
     }
 
     /// The tail's blocks (none if its JSON does not parse, which a lost patch could cause).
