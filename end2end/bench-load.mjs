@@ -104,12 +104,13 @@ async function user(base, n, marker) {
       const line = buffer.slice(0, end);
       buffer = buffer.slice(end + 1);
       if (!line.trim()) continue;
+      // One key names the event: {"rendered":{...}}.
       const event = JSON.parse(line);
       // The text arrives in rendering patches, and whole in a rewrite before `done`.
-      if (event.type === 'rendered') result.firstTokenMs ??= performance.now() - began;
-      if (event.type === 'rewrite') answer = event.answer;
-      if (event.type === 'failed') result.errors.push(`failed: ${event.message}`);
-      if (event.type === 'done') done = true;
+      if (event.rendered) result.firstTokenMs ??= performance.now() - began;
+      if (event.rewrite) answer = event.rewrite.answer;
+      if (event.failed) result.errors.push(`failed: ${event.failed.message}`);
+      if (event.done) done = true;
     }
   }
   if (!done) result.errors.push('no done event');

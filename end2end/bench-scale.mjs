@@ -60,9 +60,10 @@ async function user(base, marker) {
       const line = buffer.slice(0, end);
       buffer = buffer.slice(end + 1);
       if (!line.trim()) continue;
+      // One key names the event: {"rendered":{...}}.
       const event = JSON.parse(line);
-      if (event.type === 'rendered') firstTokenMs ??= performance.now() - began;
-      if (event.type === 'done') done = true;
+      if (event.rendered) firstTokenMs ??= performance.now() - began;
+      if (event.done) done = true;
     }
   }
   return done ? { firstTokenMs } : { error: 'no done event' };

@@ -857,9 +857,14 @@ impl Status {
     }
 }
 
-/// One line of an answer's stream (newline-delimited JSON).
+/// One line of an answer's stream (newline-delimited JSON), named by its one key:
+/// `{"token":{"text":"…"}}`.
+///
+/// Externally tagged on purpose: an internally tagged enum is read through serde's
+/// buffered `Content`, which in the browser compiled a second reader of every type an
+/// event carries (sources, plan, patches) beside the one the page's own data uses.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum AnswerEvent {
     /// The answer has an id; `offline` answers come from the extractive answerer;
     /// `question` is what was asked (for a tab that comes back to follow the answer).

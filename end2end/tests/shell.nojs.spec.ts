@@ -27,7 +27,7 @@ test('a conversation renders without JavaScript', async ({ page }) => {
   // page.request shares the page's cookies, so this asks in the same session.
   const response = await page.request.post('/api/ask', { form: { question: 'Tokio 是什么运行时？' } });
   expect(response.ok()).toBeTruthy();
-  expect(await response.text()).toContain('"type":"done"');
+  expect(await response.text()).toContain('{"done":{');
   await page.goto('/');
   const answer = page.locator('.answer').last();
   await expect(answer).toContainText('Tokio 是 Rust 最常用的异步运行时');
@@ -37,7 +37,7 @@ test('a conversation renders without JavaScript', async ({ page }) => {
 
 test('history, conversation pages and share links work without JavaScript', async ({ page, browser }) => {
   const asked = await page.request.post('/api/ask', { form: { question: 'Tokio 是什么运行时？' } });
-  expect(await asked.text()).toContain('"type":"done"');
+  expect(await asked.text()).toContain('{"done":{');
   await page.goto('/');
   const history = page.getByRole('navigation', { name: '历史对话' });
   const link = history.getByRole('link', { name: 'Tokio 是什么运行时？' });

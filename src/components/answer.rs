@@ -160,7 +160,8 @@ pub fn AnswerBody(
             completed,
             tail_json: json,
         } = fold(arrived, tail_json.get_value());
-        let tail_blocks: Vec<Block> = serde_json::from_str(&json).unwrap_or_default();
+        // From bytes, as every reader in the browser is (see `workspace::Json`).
+        let tail_blocks: Vec<Block> = serde_json::from_slice(json.as_bytes()).unwrap_or_default();
         tail_json.set_value(json);
         let added: u64 = completed.iter().map(Block::found_cites).sum();
         if reset {

@@ -3,6 +3,7 @@
 //! `/s/<token>`.
 
 use leptos::prelude::*;
+use leptos::server::codee;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
 use crate::components::citation_link::provide_open_citation;
@@ -17,14 +18,50 @@ use crate::server_fns::{
     get_conversation, get_history, get_settings, get_shared, open_conversation,
 };
 
+/// How a page's data travels in its HTML to hydration: JSON, read from bytes like server
+/// functions' answers and the answer stream, so the browser holds one reader per type
+/// (leptos's default codec reads from `&str`, which compiles a second one).
+pub struct Json;
+
+impl<T: serde::Serialize> codee::Encoder<T> for Json {
+    type Error = serde_json::Error;
+    type Encoded = String;
+
+    fn encode(value: &T) -> Result<String, serde_json::Error> {
+        serde_json::to_string(value)
+    }
+}
+
+impl<T: serde::de::DeserializeOwned> codee::Decoder<T> for Json {
+    type Error = serde_json::Error;
+    type Encoded = str;
+
+    fn decode(json: &str) -> Result<T, serde_json::Error> {
+        serde_json::from_slice(json.as_bytes())
+    }
+}
+
+/// A blocking resource (the first HTML waits for it) carried as [`Json`].
+fn blocking<T, S, Fut>(
+    source: impl Fn() -> S + Send + Sync + 'static,
+    fetcher: impl Fn(S) -> Fut + Send + Sync + 'static,
+) -> Resource<T, Json>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned + Send + Sync + 'static,
+    S: PartialEq + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = T> + Send + 'static,
+{
+    Resource::new_with_options(source, fetcher, true)
+}
+
 /// `/` (the conversation in progress) and `/?q=…` (history search).
 #[component]
 pub fn HomePage() -> impl IntoView {
     // Blocking, so the first HTML already shows the session's mode, switch and conversation
     // (also with JavaScript disabled) and hydration starts from the same values.
     let query = use_query_map();
-    let saved = Resource::new_blocking(|| (), |()| get_settings());
-    let loaded = Resource::new_blocking(
+    let saved = blocking(|| (), |()| get_settings());
+    let loaded = blocking(
         move || query.with(|q| q.get("q")),
         |q| async move {
             let conversation = get_conversation().await.unwrap_or_default();
@@ -52,8 +89,8 @@ pub fn HomePage() -> impl IntoView {
 pub fn ConversationPage() -> impl IntoView {
     let t = use_texts();
     let params = use_params_map();
-    let saved = Resource::new_blocking(|| (), |()| get_settings());
-    let loaded = Resource::new_blocking(
+    let saved = blocking(|| (), |()| get_settings());
+    let loaded = blocking(
         move || params.with(|p| p.get("id").unwrap_or_default()),
         |id| async move {
             // Opened first, so the history marks it as the current one.
@@ -96,7 +133,7 @@ pub fn ConversationPage() -> impl IntoView {
 pub fn SharedPage() -> impl IntoView {
     let t = use_texts();
     let params = use_params_map();
-    let loaded = Resource::new_blocking(
+    let loaded = blocking(
         move || params.with(|p| p.get("token").unwrap_or_default()),
         |token| async move { get_shared(token).await.ok().flatten() },
     );

@@ -226,7 +226,7 @@ impl Shown {
 
     /// The tail's blocks (none if its JSON does not parse, which a lost patch could cause).
     pub fn tail(&self) -> Vec<Block> {
-        serde_json::from_str(&self.tail_json).unwrap_or_default()
+        serde_json::from_slice(self.tail_json.as_bytes()).unwrap_or_default()
     }
 
     /// The whole answer's blocks.
