@@ -1,11 +1,14 @@
-//! The page shell and the router: wiring only. Views live in `components`.
+//! The page shell and which page a path shows: wiring only. Views live in `components`.
+//!
+//! Every page is a full load (links are plain `<a href>`; the server renders each page
+//! whole, in order), so the app picks its page once from the location and needs no
+//! client-side router: `leptos_router`, with the views it instantiated, cost the browser
+//! 35 KB of brotli.
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Title};
-use leptos_router::components::{Route, Router, Routes};
-use leptos_router::{ParamSegment, SsrMode, StaticSegment};
 
-use crate::components::erase::SyncHydrated;
+use crate::components::erase::Erase;
 use crate::components::workspace::{ConversationPage, HomePage, SharedPage};
 use crate::model::Lang;
 
@@ -33,8 +36,82 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
-/// The language the server rendered the page in (in the browser; the default elsewhere,
-/// such as when the server lists the routes at startup).
+/// The page a location names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Page {
+    /// `/`, the conversation in progress; `/?q=…` searches the history.
+    Home { query: Option<String> },
+    /// `/c/<id>`: one of the browser's conversations.
+    Conversation { id: String },
+    /// `/s/<token>`: a shared conversation, read-only.
+    Shared { token: String },
+    /// Anything else.
+    NotFound,
+}
+
+impl Page {
+    /// The page for a path and its query string (without `?`), decoded as a browser
+    /// encodes them.
+    pub fn of(path: &str, query: &str) -> Page {
+        let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+        match segments.as_slice() {
+            [""] => Page::Home {
+                query: query
+                    .split('&')
+                    .filter_map(|pair| pair.split_once('=').or(Some((pair, ""))))
+                    .find(|(name, _)| *name == "q")
+                    .map(|(_, value)| decode(value, true)),
+            },
+            ["c", id] if !id.is_empty() => Page::Conversation {
+                id: decode(id, false),
+            },
+            ["s", token] if !token.is_empty() => Page::Shared {
+                token: decode(token, false),
+            },
+            _ => Page::NotFound,
+        }
+    }
+}
+
+/// Percent-decoding (`%E4%BD%A0` → 你), `+` as a space in a query; a malformed escape stays
+/// as written and invalid UTF-8 becomes U+FFFD.
+fn decode(text: &str, plus_is_space: bool) -> String {
+    let hex = |byte: Option<&u8>| byte.and_then(|&b| (b as char).to_digit(16));
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&byte) = bytes.get(i) {
+        match (byte, hex(bytes.get(i + 1)), hex(bytes.get(i + 2))) {
+            (b'%', Some(high), Some(low)) => {
+                // Two hex digits: at most 0xff.
+                out.push((high * 16 + low) as u8);
+                i += 3;
+                continue;
+            }
+            (b'+', _, _) if plus_is_space => out.push(b' '),
+            _ => out.push(byte),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The page being rendered: the server provides the request's (`ssr::web::page_context`);
+/// the browser reads its own location.
+fn current_page() -> Page {
+    if let Some(page) = use_context::<Page>() {
+        return page;
+    }
+    if !cfg!(target_arch = "wasm32") {
+        return Page::NotFound;
+    }
+    let location = window().location();
+    let path = location.pathname().unwrap_or_default();
+    let search = location.search().unwrap_or_default();
+    Page::of(&path, search.trim_start_matches('?'))
+}
+
+/// The language the server rendered the page in (in the browser; the default elsewhere).
 fn lang_of_document() -> Lang {
     if !cfg!(target_arch = "wasm32") {
         return Lang::default();
@@ -55,24 +132,46 @@ pub fn App() -> impl IntoView {
     if use_context::<Lang>().is_none() {
         provide_context(lang_of_document());
     }
+    let page = match current_page() {
+        Page::Home { query } => view! { <HomePage query/> }.erased(),
+        Page::Conversation { id } => view! { <ConversationPage id/> }.erased(),
+        Page::Shared { token } => view! { <SharedPage token/> }.erased(),
+        Page::NotFound => view! { <p class="not-found">"404"</p> }.erased(),
+    };
     view! {
         <Title text="cited"/>
-        <Router>
-            <Routes fallback=|| SyncHydrated(view! { <p class="not-found">"404"</p> })>
-                // In order: the HTML arrives complete and in place, so the page reads the same
-                // with JavaScript disabled.
-                <Route path=StaticSegment("") view=HomePage ssr=SsrMode::InOrder/>
-                <Route
-                    path=(StaticSegment("c"), ParamSegment("id"))
-                    view=ConversationPage
-                    ssr=SsrMode::InOrder
-                />
-                <Route
-                    path=(StaticSegment("s"), ParamSegment("token"))
-                    view=SharedPage
-                    ssr=SsrMode::InOrder
-                />
-            </Routes>
-        </Router>
+        {page}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_name_their_pages() {
+        let home = |query: Option<&str>| Page::Home {
+            query: query.map(str::to_owned),
+        };
+        assert_eq!(Page::of("/", ""), home(None));
+        assert_eq!(Page::of("", ""), home(None));
+        assert_eq!(Page::of("/", "q=rust+async"), home(Some("rust async")));
+        assert_eq!(Page::of("/", "x=1&q=%E4%BD%A0%2B1"), home(Some("你+1")));
+        assert_eq!(Page::of("/", "q"), home(Some("")));
+        assert_eq!(Page::of("/", "q=100%"), home(Some("100%")));
+        assert_eq!(Page::of("/", "q=%ff"), home(Some("\u{fffd}")));
+        assert_eq!(
+            Page::of("/c/3f2a", ""),
+            Page::Conversation { id: "3f2a".into() }
+        );
+        assert_eq!(
+            Page::of("/s/a%20b+c", ""),
+            Page::Shared {
+                token: "a b+c".into()
+            }
+        );
+        for other in ["/c", "/c/", "/c/1/2", "/s/", "/x", "/knowledge/a", "//"] {
+            assert_eq!(Page::of(other, ""), Page::NotFound, "{other}");
+        }
     }
 }

@@ -206,7 +206,6 @@ fn HistoryItem(
                     view! {
                         <a
                             href=href
-                            rel="external"
                             aria-current=if current { Some("page") } else { None }
                         >
                             {title}
@@ -257,7 +256,7 @@ pub fn ConversationActions(summary: ConversationSummary) -> impl IntoView {
     view! {
         <div class="conversation-actions">
             <h2 class="conversation-title">{summary.title.clone()}</h2>
-            <a class="export" href=export download="" rel="external">{t.export}</a>
+            <a class="export" href=export download="">{t.export}</a>
             {shown_or(
                 move || token.get().is_some(),
                 move || view! {

@@ -4,7 +4,6 @@
 
 use leptos::prelude::*;
 use leptos::server::codee;
-use leptos_router::hooks::{use_params_map, use_query_map};
 
 use crate::components::citation_link::provide_open_citation;
 use crate::components::composer::Composer;
@@ -56,13 +55,15 @@ where
 
 /// `/` (the conversation in progress) and `/?q=…` (history search).
 #[component]
-pub fn HomePage() -> impl IntoView {
+pub fn HomePage(
+    /// The history search, if any.
+    query: Option<String>,
+) -> impl IntoView {
     // Blocking, so the first HTML already shows the session's mode, switch and conversation
     // (also with JavaScript disabled) and hydration starts from the same values.
-    let query = use_query_map();
     let saved = blocking(|| (), |()| get_settings());
     let loaded = blocking(
-        move || query.with(|q| q.get("q")),
+        move || query.clone(),
         |q| async move {
             let conversation = get_conversation().await.unwrap_or_default();
             let history = get_history(q).await.unwrap_or_default();
@@ -86,12 +87,11 @@ pub fn HomePage() -> impl IntoView {
 
 /// `/c/<id>`: one of the browser's conversations, opened to read and continue.
 #[component]
-pub fn ConversationPage() -> impl IntoView {
+pub fn ConversationPage(id: String) -> impl IntoView {
     let t = use_texts();
-    let params = use_params_map();
     let saved = blocking(|| (), |()| get_settings());
     let loaded = blocking(
-        move || params.with(|p| p.get("id").unwrap_or_default()),
+        move || id.clone(),
         |id| async move {
             // Opened first, so the history marks it as the current one.
             let view = open_conversation(id).await.ok().flatten();
@@ -130,11 +130,10 @@ pub fn ConversationPage() -> impl IntoView {
 /// `/s/<token>`: a shared conversation for anyone with the link, read-only, with its
 /// citations, cards and reference lists.
 #[component]
-pub fn SharedPage() -> impl IntoView {
+pub fn SharedPage(token: String) -> impl IntoView {
     let t = use_texts();
-    let params = use_params_map();
     let loaded = blocking(
-        move || params.with(|p| p.get("token").unwrap_or_default()),
+        move || token.clone(),
         |token| async move { get_shared(token).await.ok().flatten() },
     );
     SyncHydrated(view! {
@@ -149,7 +148,7 @@ pub fn SharedPage() -> impl IntoView {
                             <div class="app shared">
                                 <header class="topbar">
                                     <h1 class="brand">
-                                        <a href="/" rel="external" class="brand-link">
+                                        <a href="/" class="brand-link">
                                             <span class="brand-mark" aria-hidden="true">"["<b>"1"</b>"]"</span>
                                             {t.app_title}
                                         </a>

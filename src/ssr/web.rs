@@ -9,9 +9,8 @@ use std::time::Duration;
 
 use axum::extract::MatchedPath;
 use axum::http::{header, HeaderValue, Request, StatusCode};
-use axum::routing::get;
+use axum::routing::{get, MethodFilter};
 use axum::{middleware, Router};
-use leptos_axum::{generate_route_list, LeptosRoutes};
 use tokio::net::TcpListener;
 use tower::ServiceBuilder;
 use tower_http::compression::predicate::{DefaultPredicate, NotForContentType, Predicate};
@@ -21,7 +20,7 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
-use crate::app::{shell, App};
+use crate::app::{shell, Page};
 use crate::ssr::state::AppState;
 
 pub mod accounts;
@@ -40,8 +39,6 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 const SWEEP_EVERY: Duration = Duration::from_secs(60);
 
 pub fn router(state: AppState) -> Router {
-    let routes = generate_route_list(App);
-    let options = state.leptos_options.clone();
     // The sealed assets: content-hashed names, so cached for a year; `.br`/`.gz` siblings
     // sent by Accept-Encoding.
     let pkg = ServiceBuilder::new()
@@ -82,10 +79,7 @@ pub fn router(state: AppState) -> Router {
             "/knowledge/{*path}",
             get(crate::ssr::web::knowledge_page::show),
         )
-        .leptos_routes_with_context(&state, routes, page_context, {
-            let options = options.clone();
-            move || shell(options.clone())
-        })
+        .merge(pages(&state))
         .fallback(leptos_axum::file_and_error_handler_with_context::<
             AppState,
             _,
@@ -180,10 +174,52 @@ impl tower_http::request_id::MakeRequestId for MintRequestId {
     }
 }
 
-/// What every page render gets: the request's UI language, and the nonce the CSP header
-/// names, which the hydration script carries.
+/// The pages (`app::Page`), rendered whole and in order so they read the same without
+/// JavaScript, and the server functions; both run with the state and [`page_context`].
+fn pages(state: &AppState) -> Router<AppState> {
+    // Reactive tasks in a page render and server functions run on tokio (an error means
+    // it was set already).
+    let _ = any_spawner::Executor::init_tokio();
+    let context = {
+        let state = state.clone();
+        move || {
+            leptos::prelude::provide_context(state.clone());
+            page_context();
+        }
+    };
+    let options = state.leptos_options.clone();
+    // The paths `app::Page::of` names; any other renders through the fallback, as a 404.
+    let page =
+        leptos_axum::render_app_to_stream_in_order_with_context(context.clone(), move || {
+            shell(options.clone())
+        });
+    let mut router = Router::new()
+        .route("/", get(page.clone()))
+        .route("/c/{id}", get(page.clone()))
+        .route("/s/{token}", get(page));
+    for (path, method) in server_fn::axum::server_fn_paths() {
+        let context = context.clone();
+        let handler = move |request: axum::extract::Request| {
+            leptos_axum::handle_server_fns_with_context(context.clone(), request)
+        };
+        // Server functions use POST (or GET); no other method is one a filter lacks.
+        if let Ok(filter) = MethodFilter::try_from(method) {
+            router = router.route(path, axum::routing::on(filter, handler));
+        }
+    }
+    router
+}
+
+/// What every page render gets: the page its path names (`app::Page`), the request's UI
+/// language, and the nonce the CSP header names, which the hydration script carries.
 fn page_context() {
-    leptos::prelude::provide_context(crate::ssr::request::request_lang());
+    use leptos::prelude::{provide_context, use_context};
+    // leptos_axum provides the request's parts before this runs.
+    if let Some(parts) = use_context::<axum::http::request::Parts>() {
+        let uri = &parts.uri;
+        provide_context(Page::of(uri.path(), uri.query().unwrap_or_default()));
+    }
+    provide_context(crate::ssr::request::request_lang());
     if let Some(nonce) = crate::ssr::request::request_nonce() {
         leptos::prelude::provide_context(leptos::nonce::Nonce::from_value(nonce));
     }
