@@ -53,7 +53,8 @@ impl Page {
     /// The page for a path and its query string (without `?`), decoded as a browser
     /// encodes them.
     pub fn of(path: &str, query: &str) -> Page {
-        let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+        let path = path.strip_prefix('/').unwrap_or(path);
+        let segments: Vec<&str> = path.split('/').collect();
         match segments.as_slice() {
             [""] => Page::Home {
                 query: query
