@@ -202,7 +202,7 @@ fn pages(state: &AppState) -> Router<AppState> {
         let handler = move |request: axum::extract::Request| {
             leptos_axum::handle_server_fns_with_context(context.clone(), request)
         };
-        // Server functions use POST (or GET); no other method is one a filter lacks.
+        // Server functions use POST or GET, which a filter always has.
         if let Ok(filter) = MethodFilter::try_from(method) {
             router = router.route(path, axum::routing::on(filter, handler));
         }

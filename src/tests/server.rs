@@ -336,3 +336,43 @@ async fn assets_are_hashed_precompressed_and_cached_for_a_year_pages_are_not() {
         "br"
     );
 }
+
+#[tokio::test]
+async fn paths_pick_their_page_and_others_are_not_found() {
+    let server = TestServer::start(&[]).await;
+    let client = browser();
+    // A session of its own (minted by its first change), whose history can be searched.
+    update(&client, &server, &[("search_enabled", "true")]).await;
+    // The history search reads its query back, decoded as the form encoded it.
+    let searched = client
+        .get(server.url("/?q=tokio+%E8%BF%90%E8%A1%8C%E6%97%B6%20%3C%2Fb%3E"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(searched.status(), 200);
+    let html = searched.text().await.unwrap();
+    assert!(
+        html.contains(r#"value="tokio 运行时 &lt;/b&gt;""#),
+        "{html}"
+    );
+    assert!(!html.contains(r#"class="not-found""#));
+    // Paths no page names: 404, and the page says so (the server and the browser pick
+    // the same page, so it hydrates as rendered).
+    for path in ["/nowhere", "/c", "/c/a/b", "/s/", "//"] {
+        let response = client.get(server.url(path)).send().await.unwrap();
+        assert_eq!(response.status(), 404, "{path}");
+        let html = response.text().await.unwrap();
+        assert!(
+            html.contains(r#"<p class="not-found">404</p>"#),
+            "{path}: {html}"
+        );
+    }
+    // A conversation that is not this browser's: the page renders, saying it is not found.
+    let unknown = client.get(server.url("/c/0000")).send().await.unwrap();
+    assert_eq!(unknown.status(), 200);
+    assert!(unknown
+        .text()
+        .await
+        .unwrap()
+        .contains(r#"class="not-found""#));
+}
