@@ -2,9 +2,10 @@
 //  - what a first visit transfers, compressed, per kind of asset;
 //  - the time from navigation to a hydrated page (median of 5 visits);
 //  - streaming the long scripted answer (fake-services.mjs, longAnswer: about 12.6 KB in
-//    about 1,800 chunks): main-thread script time against the stream's wall time, and how
-//    long after the last byte of the stream the answer's final text was on screen; on this
-//    machine's CPU and with CDP's CPU throttling at ×4;
+//    about 1,800 chunks): the stream's bytes on the wire (gzipped) and decoded, main-thread
+//    script time against the stream's wall time, and how long after the last byte of the
+//    stream the answer's final text was on screen; on this machine's CPU and with CDP's
+//    CPU throttling at ×4;
 //  - DOM nodes on the page after the answer.
 //
 // It starts its own scripted model, SearXNG and cited (CITED_BIN, CITED_SITE_ROOT) on
@@ -130,8 +131,12 @@ async function stream(browser, rate) {
       bytes += dataLength;
     }
   });
-  cdp.on('Network.loadingFinished', ({ requestId, timestamp }) => {
-    if (requestId === ask) finished = timestamp;
+  let wire = 0;
+  cdp.on('Network.loadingFinished', ({ requestId, timestamp, encodedDataLength }) => {
+    if (requestId === ask) {
+      finished = timestamp;
+      wire = encodedDataLength;
+    }
   });
   const metric = async (name) => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === name)?.value ?? 0;
   const scriptBefore = await metric('ScriptDuration');
@@ -150,7 +155,7 @@ async function stream(browser, rate) {
   const text = await page.locator('.answer-body').last().innerText();
   const nodes = await page.evaluate(() => document.getElementsByTagName('*').length);
   await context.close();
-  return { rate, script, task, wall, lagMs, bytes, textChars: text.length, nodes };
+  return { rate, script, task, wall, lagMs, bytes, wire, textChars: text.length, nodes };
 }
 
 try {
@@ -190,7 +195,7 @@ try {
   console.log(`DOM nodes, empty page: ${visits[0].nodes}`);
   for (const rate of [1, 4]) {
     const run = await stream(browser, rate);
-    console.log(`Streaming, CPU ${rate === 1 ? 'unthrottled' : `throttled ×${rate}`}: ${run.bytes} bytes over ${run.wall.toFixed(2)} s; `
+    console.log(`Streaming, CPU ${rate === 1 ? 'unthrottled' : `throttled ×${rate}`}: ${run.wire} bytes on the wire (${run.bytes} decoded) over ${run.wall.toFixed(2)} s; `
       + `script ${run.script.toFixed(2)} s (${((run.script / run.wall) * 100).toFixed(1)} % of the stream), all main-thread tasks ${run.task.toFixed(2)} s; `
       + `final text on screen ${run.lagMs.toFixed(0)} ms after the last byte; ${run.textChars} characters shown; DOM nodes ${run.nodes}`);
   }

@@ -5,7 +5,10 @@ import { openHydrated, askQuestion } from './helpers';
 
 test('asks, streams a cited answer and lists only the cited sources', async ({ page }) => {
   await openHydrated(page);
+  const asked = page.waitForResponse((response) => response.url().endsWith('/api/ask'));
   await askQuestion(page, 'Tokio 是什么运行时？');
+  // The stream arrives gzipped (flushed line by line) and the page reads it as it comes.
+  expect((await asked).headers()['content-encoding']).toBe('gzip');
   await expect(page.getByRole('button', { name: '停止' })).toBeVisible();
   const answer = page.locator('.answer').last();
   await expect(answer).toContainText('Tokio 是 Rust 最常用的异步运行时');

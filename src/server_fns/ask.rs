@@ -133,11 +133,12 @@ pub async fn ask(
     });
     use futures_util::StreamExt;
     let open = crate::ssr::metrics::OpenStream::new();
-    // Each event on its line, with the patches that render the answer for the browser.
-    Ok(ByteStream::new(crate::ssr::framing::lines(follow).map(
-        move |line| {
-            let _open = &open;
-            Ok::<_, AppError>(line)
-        },
-    )))
+    // Each event on its line, with the patches that render the answer for the browser,
+    // gzipped when the browser takes it.
+    let lines = crate::ssr::framing::lines(follow);
+    let body = crate::ssr::framing::body(lines, crate::ssr::request::gzip_stream());
+    Ok(ByteStream::new(body.map(move |chunk| {
+        let _open = &open;
+        Ok::<_, AppError>(chunk)
+    })))
 }

@@ -28,11 +28,12 @@ pub async fn follow_answer(
         .await
         .unwrap_or_else(|| Box::pin(futures_util::stream::empty()));
     let open = crate::ssr::metrics::OpenStream::new();
-    // Each event on its line, with the patches that render the answer for the browser.
-    Ok(ByteStream::new(crate::ssr::framing::lines(events).map(
-        move |line| {
-            let _open = &open;
-            Ok::<_, AppError>(line)
-        },
-    )))
+    // Each event on its line, with the patches that render the answer for the browser,
+    // gzipped when the browser takes it.
+    let lines = crate::ssr::framing::lines(events);
+    let body = crate::ssr::framing::body(lines, crate::ssr::request::gzip_stream());
+    Ok(ByteStream::new(body.map(move |chunk| {
+        let _open = &open;
+        Ok::<_, AppError>(chunk)
+    })))
 }

@@ -5,9 +5,19 @@
 //! more than one window. Tokens themselves are not sent: the patches carry what they add,
 //! and the whole text follows once, as a `rewrite` just before `done` (for the copy
 //! button), so the answer's text crosses the wire about once.
+//!
+//! [`body`] gzips the lines for a client that takes it: one gzip stream, sync-flushed after
+//! every batch of ready lines, so each line can be decoded the moment it arrives (a
+//! compression layer would hold lines back until its buffer filled). The rendered tree's
+//! JSON repeats itself, so a long answer's stream shrinks several times.
 
 use std::collections::VecDeque;
+use std::io::Write;
 use std::pin::Pin;
+
+use bytes::Bytes;
+use flate2::write::GzEncoder;
+use flate2::Compression;
 
 use futures_util::{Stream, StreamExt};
 use tokio::time::{Duration, Instant};
@@ -111,6 +121,42 @@ where
     })
 }
 
+/// The lines as a response body: gzipped when `gzip` (see the module), as they are
+/// otherwise.
+pub fn body<S>(lines: S, gzip: bool) -> Pin<Box<dyn Stream<Item = Bytes> + Send>>
+where
+    S: Stream<Item = String> + Send + 'static,
+{
+    if !gzip {
+        return Box::pin(lines.map(Bytes::from));
+    }
+    // Every line ready at once is compressed with one flush.
+    let batches = Box::pin(lines.ready_chunks(64));
+    let encoder = GzEncoder::new(Vec::new(), Compression::default());
+    Box::pin(futures_util::stream::unfold(
+        (batches, Some(encoder)),
+        |(mut batches, encoder)| async move {
+            let mut encoder = encoder?;
+            match batches.next().await {
+                Some(batch) => {
+                    // Writing to a Vec cannot fail.
+                    for line in batch {
+                        let _ = encoder.write_all(line.as_bytes());
+                    }
+                    let _ = encoder.flush();
+                    let bytes = std::mem::take(encoder.get_mut());
+                    Some((Bytes::from(bytes), (batches, Some(encoder))))
+                }
+                // The end: the gzip trailer (length and checksum).
+                None => {
+                    let trailer = encoder.finish().unwrap_or_default();
+                    Some((Bytes::from(trailer), (batches, None)))
+                }
+            }
+        },
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +248,44 @@ mod tests {
                 answer: format!("{text} eleven twelve.")
             }
         );
+    }
+
+    #[tokio::test]
+    async fn a_gzipped_body_decodes_line_by_line_as_it_arrives_and_shrinks() {
+        let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let lines = futures_util::stream::poll_fn(move |cx| receiver.poll_recv(cx));
+        let mut body = body(lines, true);
+        let mut decoder = flate2::write::GzDecoder::new(Vec::new());
+        let mut sent = String::new();
+        let mut wire = 0;
+        for i in 0..50 {
+            let line = format!(
+                "{{\"rendered\":{{\"patch\":{{\"tail\":{{\"from\":0,\"keep\":{i},\"add\":\"第 {i} 段\"}}}}}}}}\n"
+            );
+            sender.send(line.clone()).unwrap();
+            sent.push_str(&line);
+            // The line's bytes arrive before the next line is even written, and decode
+            // whole: nothing waits in the encoder.
+            let chunk = body.next().await.unwrap();
+            wire += chunk.len();
+            decoder.write_all(&chunk).unwrap();
+            decoder.flush().unwrap();
+            assert_eq!(String::from_utf8_lossy(decoder.get_ref()), sent, "line {i}");
+        }
+        drop(sender);
+        // The end carries the trailer, which checks length and CRC.
+        let trailer = body.next().await.unwrap();
+        wire += trailer.len();
+        decoder.write_all(&trailer).unwrap();
+        assert_eq!(decoder.finish().unwrap(), sent.as_bytes());
+        assert!(body.next().await.is_none());
+        assert!(wire * 2 < sent.len(), "{wire} bytes for {}", sent.len());
+
+        // Uncompressed, the lines go as they are.
+        let plain: Vec<Bytes> = super::body(futures_util::stream::iter(["a\n".to_string()]), false)
+            .collect()
+            .await;
+        assert_eq!(plain, [Bytes::from("a\n")]);
     }
 
     fn tokio_stream_of(

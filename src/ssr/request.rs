@@ -530,6 +530,50 @@ pub fn reject(error: AppError) -> AppError {
     error
 }
 
+/// Whether an `Accept-Encoding` header takes gzip: `gzip` with a q above 0, or, when it does
+/// not name gzip, `*` with one.
+pub fn takes_gzip(accept_encoding: &str) -> bool {
+    let (mut gzip, mut any) = (None, None);
+    for item in accept_encoding.split(',') {
+        let mut pieces = item.split(';');
+        let name = pieces.next().unwrap_or_default().trim();
+        let q = pieces
+            .find_map(|piece| piece.trim().strip_prefix("q="))
+            .map_or(Some(1.0), |q| q.trim().parse::<f32>().ok());
+        let taken = q.is_some_and(|q| q > 0.0);
+        if name.eq_ignore_ascii_case("gzip") {
+            gzip = Some(taken);
+        } else if name == "*" {
+            any = Some(taken);
+        }
+    }
+    gzip.or(any).unwrap_or(false)
+}
+
+/// Whether the answer stream a server function is about to return goes out gzipped
+/// (`ssr::framing::body`): when the request takes gzip. The response then says so.
+pub fn gzip_stream() -> bool {
+    use axum::http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, VARY};
+    use axum::http::HeaderValue;
+
+    let takes = leptos::prelude::use_context::<axum::http::request::Parts>().is_some_and(|parts| {
+        parts
+            .headers
+            .get_all(ACCEPT_ENCODING)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .any(takes_gzip)
+    });
+    let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() else {
+        return false;
+    };
+    if takes {
+        response.insert_header(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    }
+    response.append_header(VARY, HeaderValue::from_static("accept-encoding"));
+    takes
+}
+
 /// The app state, for a server function.
 pub fn state() -> Result<AppState, AppError> {
     leptos::prelude::use_context::<AppState>().ok_or_else(|| reject(AppError::Internal))
@@ -582,5 +626,34 @@ pub async fn remember(state: &AppState, session: &Session) {
     };
     if let Err(error) = saved {
         tracing::warn!(%error, "cannot save the browser's state");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::takes_gzip;
+
+    #[test]
+    fn accept_encoding_takes_gzip_unless_its_q_is_zero() {
+        for header in [
+            "gzip",
+            "gzip, deflate, br, zstd",
+            "br;q=1.0, GZIP;q=0.5",
+            "*",
+            "br, *;q=0.1",
+        ] {
+            assert!(takes_gzip(header), "{header}");
+        }
+        for header in [
+            "",
+            "identity",
+            "br",
+            "gzip;q=0",
+            "gzip;q=0.0, *",
+            "*;q=0",
+            "gzip;q=x",
+        ] {
+            assert!(!takes_gzip(header), "{header}");
+        }
     }
 }

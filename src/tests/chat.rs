@@ -526,6 +526,62 @@ async fn ask_over_http_streams_ndjson_and_handles_commands() {
 }
 
 #[tokio::test]
+async fn answer_streams_are_gzipped_for_clients_that_take_it() {
+    use std::io::Read;
+
+    let (llm, _) = super::llm::fake_openai().await;
+    let server = super::TestServer::start(&[
+        ("CITED_SEARXNG_URL", &searxng::shared().url),
+        ("CITED_LLM_BASE_URL", &llm),
+        ("CITED_LLM_MODEL", "text"),
+    ])
+    .await;
+    // Raw bytes: this client decodes nothing itself.
+    let client = reqwest::Client::builder()
+        .cookie_store(true)
+        .no_gzip()
+        .build()
+        .unwrap();
+    let ask = |accept: Option<&'static str>| {
+        let mut request = client
+            .post(server.url("/api/ask"))
+            .form(&[("question", "量子计算 入门")]);
+        if let Some(accept) = accept {
+            request = request.header(reqwest::header::ACCEPT_ENCODING, accept);
+        }
+        request.send()
+    };
+    let events_of = |ndjson: &[u8]| LineDecoder::default().push(ndjson);
+
+    let gzipped = ask(Some("gzip, deflate, br")).await.unwrap();
+    assert_eq!(gzipped.status(), 200);
+    assert_eq!(gzipped.headers()["content-encoding"], "gzip");
+    assert_eq!(gzipped.headers()["vary"], "accept-encoding");
+    let wire = gzipped.bytes().await.unwrap();
+    let mut ndjson = Vec::new();
+    flate2::read::GzDecoder::new(&wire[..])
+        .read_to_end(&mut ndjson)
+        .unwrap();
+    let events = events_of(&ndjson);
+    assert!(
+        matches!(super::done_event(&events), Some(AnswerEvent::Done { cited, .. }) if cited == &vec![1]),
+        "{events:?}"
+    );
+
+    // A client that does not take gzip (or refuses it) gets the lines as they are.
+    for accept in [None, Some("gzip;q=0, br")] {
+        let plain = ask(accept).await.unwrap();
+        assert_eq!(plain.status(), 200);
+        assert!(plain.headers().get("content-encoding").is_none());
+        let events = events_of(&plain.bytes().await.unwrap());
+        assert!(
+            super::done_event(&events).is_some(),
+            "{accept:?}: {events:?}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_second_question_while_answering_is_a_409_that_says_why() {
     let (llm, _) = super::llm::fake_openai().await;
     let server = super::TestServer::start(&[
