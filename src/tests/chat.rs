@@ -430,15 +430,20 @@ pub(super) async fn post_ask(
     Ok(events)
 }
 
-#[tokio::test]
-async fn ask_over_http_streams_ndjson_and_handles_commands() {
+/// A server with the real SearXNG and the fake OpenAI-compatible model's `text` script.
+async fn text_model_server() -> super::TestServer {
     let (llm, _) = super::llm::fake_openai().await;
-    let server = super::TestServer::start(&[
+    super::TestServer::start(&[
         ("CITED_SEARXNG_URL", &searxng::shared().url),
         ("CITED_LLM_BASE_URL", &llm),
         ("CITED_LLM_MODEL", "text"),
     ])
-    .await;
+    .await
+}
+
+#[tokio::test]
+async fn ask_over_http_streams_ndjson_and_handles_commands() {
+    let server = text_model_server().await;
     let client = super::browser();
     let events = post_ask(&client, &server, "量子计算 入门").await.unwrap();
     // No tokens: the text comes in rendering patches, and whole just before `done`.
@@ -529,13 +534,7 @@ async fn ask_over_http_streams_ndjson_and_handles_commands() {
 async fn answer_streams_are_gzipped_for_clients_that_take_it() {
     use std::io::Read;
 
-    let (llm, _) = super::llm::fake_openai().await;
-    let server = super::TestServer::start(&[
-        ("CITED_SEARXNG_URL", &searxng::shared().url),
-        ("CITED_LLM_BASE_URL", &llm),
-        ("CITED_LLM_MODEL", "text"),
-    ])
-    .await;
+    let server = text_model_server().await;
     // Raw bytes: this client decodes nothing itself.
     let client = reqwest::Client::builder()
         .cookie_store(true)
