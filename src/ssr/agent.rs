@@ -12,35 +12,36 @@
 //! and offers "搜索后重答", which asks again with `force_search` (search, then answer).
 
 use crate::citation::prompt::tool_output;
-use crate::model::{AnswerEvent, Level, Source, Status, Step};
+use crate::model::{Level, Source, Status, Step};
 use crate::ssr::chat;
 use crate::ssr::llm::{budget, AnswerContext, ChatRequest, LlmError, Message, ToolCall};
+use crate::ssr::pipeline::search::Searched;
 use crate::ssr::pipeline::{CacheUse, Halted, Turn};
 use crate::ssr::prompts;
-use crate::ssr::search::{SearchError, SearchOptions, SearchResults};
+use crate::ssr::search::SearchOptions;
 
 /// Model turns per answer: every allowed search, plus room to answer after the cap.
 const EXTRA_TURNS: usize = 3;
 
-#[tracing::instrument(skip_all, fields(answer = turn.input.id))]
+#[tracing::instrument(skip_all, fields(answer = turn.input().id))]
 pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
-    if turn.input.force_search {
+    if turn.input().force_search {
         // "搜索后重答": the person asked for this answer to be searched.
         return chat::search_then_answer(turn).await;
     }
-    turn.provider().await?;
+    turn.searcher().await?;
     let tool = prompts::web_search_tool();
-    let question = turn.input.question.clone();
+    let question = turn.input().question.clone();
     let fitted = budget::fit(
         &prompts::agent_system(&question),
         &[],
         &turn.history(),
         &question,
-        turn.state.config.llm_context_chars,
+        turn.state().config.llm_context_chars,
     );
     let mut messages = fitted.messages;
     let mut searches = 0usize;
-    let cap = turn.state.config.agent_max_searches;
+    let cap = turn.state().config.agent_max_searches;
     for _round in 0..cap + EXTRA_TURNS {
         turn.check()?;
         let registry = turn.registry();
@@ -50,14 +51,14 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
             context: AnswerContext {
                 question: question.clone(),
                 sources: turn
-                    .retrieved
+                    .retrieved()
                     .iter()
                     .filter_map(|n| registry.shared(*n).cloned())
                     .collect(),
             },
             ..ChatRequest::default()
         };
-        let before = turn.exchange.answer.len();
+        let before = turn.answer().len();
         // The status line says the model is at work (with its seconds) until it writes.
         turn.status(Some(Status::Generating)).await?;
         let reply = turn.stream_model(request, true).await?;
@@ -76,9 +77,7 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
         }
         // The text of a round that ends in tool calls was thinking, not the answer.
         if !reply.text.is_empty() {
-            turn.exchange.answer.truncate(before);
-            let answer = turn.exchange.answer.clone();
-            turn.send(AnswerEvent::Rewrite { answer }).await?;
+            turn.retract_text_since(before).await?;
             turn.step(Step::Thought {
                 text: reply.text.clone(),
             })
@@ -100,10 +99,9 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
     }
     tracing::info!(searches, "agent searches done");
     // (Citing what earlier answers found counts as searched.)
-    if searches == 0 && !turn.exchange.answer.trim().is_empty() && turn.answer_sources().is_empty()
-    {
+    if searches == 0 && !turn.answer().trim().is_empty() && turn.answer_sources().is_empty() {
         // Answered from memory: said under the answer, with a button to search.
-        turn.exchange.unsearched = true;
+        turn.mark_unsearched();
     }
     Ok(())
 }
@@ -152,7 +150,7 @@ async fn run_tools(
             }
         })
         .collect();
-    let provider = turn.provider().await?;
+    let searcher = turn.searcher().await?;
     for plan in &plans {
         if let Call::Search(query) = plan {
             let query = Some(query.clone());
@@ -167,25 +165,22 @@ async fn run_tools(
             Call::Search(query) => Some(query.clone()),
             _ => None,
         })
-        .filter(|_| !std::mem::replace(&mut turn.pictures_sought, true));
-    type Searched = Result<(Result<SearchResults, SearchError>, CacheUse), Halted>;
-    let (searched, images): (Vec<Option<Searched>>, _) = {
+        .filter(|_| turn.first_pictures());
+    let (searched, images): (Vec<Option<Result<Searched, Halted>>>, _) = {
         let turn = &*turn;
         let searches = plans.iter().map(|plan| {
-            let provider = &provider;
+            let searcher = &searcher;
             let options = &options;
             async move {
                 match plan {
-                    Call::Search(query) => {
-                        Some(turn.search(provider.as_ref(), query, options).await)
-                    }
+                    Call::Search(query) => Some(turn.search(searcher, query, options).await),
                     Call::Capped(_) | Call::Invalid(_) => None,
                 }
             }
         });
         let pictures = async {
             match &pictures_for {
-                Some(query) => turn.find_images(provider.as_ref(), query).await,
+                Some(query) => turn.find_images(&searcher, query).await,
                 None => Vec::new(),
             }
         };
@@ -214,7 +209,7 @@ async fn run_tools(
             }
             (Call::Capped(query), _) => {
                 tracing::debug!(query, cap, "search cap reached");
-                let output = prompts::search_cap_reached(&turn.input.question, cap);
+                let output = prompts::search_cap_reached(&turn.input().question, cap);
                 (output, Step::Capped { query })
             }
             (Call::Invalid(arguments), _) | (Call::Search(arguments), None) => {
@@ -249,7 +244,7 @@ async fn registered(
         .flat_map(|allocation| allocation.numbers)
         .collect();
     let registry = turn.registry();
-    let output = tool_output(&registry, &numbers, turn.state.config.snippet_chars);
+    let output = tool_output(&registry, &numbers, turn.state().config.snippet_chars);
     let output = if output.is_empty() {
         format!("No results for \"{query}\".")
     } else {

@@ -15,9 +15,9 @@ use crate::ssr::prompts::{self, ChatSearch};
 use crate::ssr::search::SearchOptions;
 use crate::text::has_han;
 
-#[tracing::instrument(skip_all, fields(answer = turn.input.id, search = turn.input.search_enabled))]
+#[tracing::instrument(skip_all, fields(answer = turn.input().id, search = turn.input().search_enabled))]
 pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
-    if turn.input.search_enabled {
+    if turn.input().search_enabled {
         search_then_answer(turn).await
     } else {
         answer(turn, &[], ChatSearch::Off).await
@@ -29,18 +29,18 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
 /// model cannot call tools.
 pub async fn search_then_answer(turn: &mut Turn) -> Result<(), Halted> {
     turn.status(Some(Status::Searching { query: None })).await?;
-    let provider = turn.provider().await?;
-    let question = turn.input.question.clone();
+    let searcher = turn.searcher().await?;
+    let question = turn.input().question.clone();
     let options = SearchOptions::default();
     let (searched, images) = tokio::join!(
-        turn.search(provider.as_ref(), &question, &options),
-        turn.find_images(provider.as_ref(), &question),
+        turn.search(&searcher, &question, &options),
+        turn.find_images(&searcher, &question),
     );
     let (searched, _) = searched?;
     turn.images(images).await?;
     match searched {
         Ok(results) if !results.sources.is_empty() => {
-            let entries = match turn.numbering {
+            let entries = match turn.numbering() {
                 Numbering::PerAnswer => Registry::single_round(&question, &results.sources)
                     .entries()
                     .to_vec(),
@@ -71,14 +71,14 @@ async fn answer(
     entries: &[Arc<CitationEntry>],
     search: ChatSearch,
 ) -> Result<(), Halted> {
-    let question = turn.input.question.clone();
+    let question = turn.input().question.clone();
     let prompt_lang = if has_han(&question) {
         PromptLang::Zh
     } else {
         PromptLang::En
     };
     let system = prompts::chat_system(&question, search);
-    let snippet_chars = turn.state.config.snippet_chars;
+    let snippet_chars = turn.state().config.snippet_chars;
     let sources: Vec<String> = entries
         .iter()
         .map(|entry| chat_block([&**entry], snippet_chars, prompt_lang))
@@ -88,7 +88,7 @@ async fn answer(
         &sources,
         &turn.history(),
         &question,
-        turn.state.config.llm_context_chars,
+        turn.state().config.llm_context_chars,
     );
     if fitted.dropped_turns + fitted.dropped_sources > 0 || fitted.question_cut {
         tracing::info!(

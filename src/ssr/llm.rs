@@ -14,6 +14,7 @@ pub mod limited;
 pub mod models;
 pub mod openai;
 pub mod repetition;
+pub mod reply;
 pub mod routed;
 
 use std::pin::Pin;

@@ -139,10 +139,7 @@ struct Run<'a> {
 
 impl Run<'_> {
     fn plan(&mut self) -> &mut ResearchPlan {
-        self.turn
-            .exchange
-            .research
-            .get_or_insert_with(ResearchPlan::default)
+        self.turn.plan_mut()
     }
 
     async fn send_plan(&mut self) -> Result<(), Halted> {
@@ -216,9 +213,9 @@ impl Run<'_> {
     async fn branches(&mut self, loop_index: usize, planned: Vec<Planned>) -> Result<bool, Halted> {
         let count = planned.len();
         let started = Instant::now();
-        let base = self.turn.meter.pieces();
+        let base = self.turn.meter().pieces();
         let deadline = self.deadline;
-        let config = &self.turn.state.config.research;
+        let config = &self.turn.state().config.research;
         let semaphore = Arc::new(Semaphore::new(config.max_branches));
         let timeout = config.branch_timeout;
         let (started_tx, mut started_rx) = mpsc::unbounded_channel::<usize>();
@@ -378,11 +375,11 @@ impl Run<'_> {
         let round = u32::try_from(loop_number).unwrap_or(u32::MAX);
         self.turn.status(Some(Status::Planning { round })).await?;
         let evidence = evidence_lines(self.plan());
-        let question = self.turn.input.question.clone();
+        let question = self.turn.input().question.clone();
         let context = PlanContext {
             question: &question,
             loop_number,
-            max_loops: self.turn.state.config.research.max_loops,
+            max_loops: self.turn.state().config.research.max_loops,
             max_sub_questions: MAX_SUB_QUESTIONS,
             evidence: &evidence,
             completed: &self.completed,
@@ -422,7 +419,7 @@ impl Run<'_> {
     async fn verify(&mut self, loop_index: usize) -> Result<Step<()>, Halted> {
         self.turn.status(Some(Status::Verifying)).await?;
         let evidence = evidence_lines(self.plan());
-        let question = self.turn.input.question.clone();
+        let question = self.turn.input().question.clone();
         let deadline = self.deadline.into();
         let judged = self
             .turn
@@ -461,7 +458,7 @@ impl Run<'_> {
     /// The plan → branches → verify loops. Returns why they stopped, or `None` when a
     /// model step failed (the answer already carries the error).
     async fn research(&mut self) -> Result<Option<StopReason>, Halted> {
-        let max_loops = self.turn.state.config.research.max_loops;
+        let max_loops = self.turn.state().config.research.max_loops;
         for loop_number in 1..=max_loops {
             if Instant::now() >= self.deadline {
                 return Ok(Some(StopReason::Deadline));
@@ -522,7 +519,7 @@ impl Run<'_> {
 
     /// The 结论 line and the streamed explanation, or an honest "not enough evidence".
     async fn conclude(&mut self) -> Result<(), Halted> {
-        let question = self.turn.input.question.clone();
+        let question = self.turn.input().question.clone();
         let zh = has_han(&question);
         if !grounded(self.plan()) {
             let lang = if zh { Lang::ZhCn } else { Lang::En };
@@ -682,43 +679,39 @@ pub fn result_json(exchange: &Exchange) -> serde_json::Value {
     })
 }
 
-#[tracing::instrument(skip_all, fields(answer = turn.input.id))]
+#[tracing::instrument(skip_all, fields(answer = turn.input().id))]
 pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
-    let max_loops = u32::try_from(turn.state.config.research.max_loops).unwrap_or(u32::MAX);
+    let max_loops = u32::try_from(turn.state().config.research.max_loops).unwrap_or(u32::MAX);
     // The plan exists from the start, so even a stop before the first loop is recorded.
-    turn.exchange.research = Some(ResearchPlan {
+    *turn.plan_mut() = ResearchPlan {
         max_loops,
         ..ResearchPlan::default()
-    });
-    let state_deadline = turn.state.config.research.deadline;
-    let provider = turn.provider().await?;
-    let question = turn.input.question.clone();
-    let images = turn.find_images(provider.as_ref(), &question).await;
+    };
+    let state_deadline = turn.state().config.research.deadline;
+    let searcher = turn.searcher().await?;
+    let question = turn.input().question.clone();
+    let images = turn.find_images(&searcher, &question).await;
     turn.images(images).await?;
-    let state = &turn.state;
-    let thinker: Arc<dyn Thinker> = match turn.llm.kind() {
+    let state = turn.state();
+    let lang = turn.input().lang;
+    let thinker: Arc<dyn Thinker> = match turn.llm().kind() {
         ModelKind::Extractive => Arc::new(OfflineThinker),
         ModelKind::Remote => Arc::new(ModelThinker {
-            llm: Arc::clone(&turn.llm),
+            llm: Arc::clone(turn.llm()),
             snippet_chars: state.config.snippet_chars,
             limits: state.config.limits.clone(),
-            meter: Arc::clone(&turn.meter),
-            lang: turn.input.lang,
+            meter: Arc::clone(turn.meter()),
+            lang,
         }),
     };
     let env = Arc::new(Env {
         thinker: Arc::clone(&thinker),
-        search: provider,
-        session: Arc::clone(&turn.session),
-        shared: Arc::clone(&state.shared),
+        searcher,
         fetch: Arc::clone(&state.fetch),
         research: state.config.research.clone(),
         snippet_chars: state.config.snippet_chars,
-        lang: turn.input.lang,
-        question: turn.input.question.clone(),
-        focus: state.config.focus.get(turn.exchange.narrowing.focus),
-        narrowing: turn.exchange.narrowing.clone(),
-        files: turn.files(),
+        lang,
+        question,
     });
     let mut run = Run {
         turn,

@@ -337,7 +337,7 @@ async fn faults_become_typed_errors() {
 
 #[tokio::test]
 async fn repeated_queries_in_a_session_hit_the_cache() {
-    use crate::ssr::pipeline::{cached_search, CacheUse};
+    use crate::ssr::pipeline::search::{cached_search, CacheUse};
     use crate::ssr::session::SessionStore;
     let store = SessionStore::new(Duration::from_secs(60));
     let alice = store.create(std::time::Instant::now());

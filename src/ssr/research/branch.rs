@@ -14,29 +14,21 @@ use crate::model::Lang;
 use crate::model::{Reliability, Source};
 use crate::ssr::config::ResearchConfig;
 use crate::ssr::fetch::{deep_read, FetchPolicy};
-use crate::ssr::pipeline::{cached_search, narrowed};
+use crate::ssr::pipeline::Searcher;
 use crate::ssr::research::thinker::{strip_markers, Candidate, Draft, Material, Planned, Thinker};
-use crate::ssr::search::{ProviderKind, SearchOptions, SearchProvider};
-use crate::ssr::session::Session;
+use crate::ssr::search::{ProviderKind, SearchOptions};
 
 /// What every branch of an answer shares.
 pub struct Env {
     pub thinker: Arc<dyn Thinker>,
-    pub search: Arc<dyn SearchProvider>,
-    pub session: Arc<Session>,
-    /// The search cache other instances share.
-    pub shared: Arc<crate::ssr::shared::Shared>,
+    /// The answer's searcher: its provider, caches, files and narrowing.
+    pub searcher: Searcher,
     pub fetch: Arc<FetchPolicy>,
     pub research: ResearchConfig,
     pub snippet_chars: usize,
     pub lang: Lang,
     /// The original question.
     pub question: String,
-    /// What the user narrowed web searches to, and their focus's categories or engines.
-    pub narrowing: crate::model::Narrowing,
-    pub focus: crate::ssr::config::FocusSearch,
-    /// The conversation's files, searched alongside.
-    pub files: Option<Arc<crate::ssr::files::ConversationFiles>>,
 }
 
 /// A search the branch made, to be registered as one round.
@@ -80,58 +72,26 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
     //    the instance's defaults once.
     //    A focus other than Web replaces the profile's engines; the period and the site
     //    hold for every search of the branch but the encyclopedia check.
+    let searcher = &env.searcher;
+    let web_focus = searcher.narrowing().focus == crate::model::Focus::Web;
     let mut options = profile(planned, &env.research);
-    let mut query = planned.query.clone();
-    if env.search.kind() != ProviderKind::Knowledge {
-        if env.narrowing.focus != crate::model::Focus::Web {
-            options.engines.clear();
-        }
-        (query, options) = narrowed(&env.focus, &env.narrowing, &query, &options);
+    if !web_focus && searcher.kind() != ProviderKind::Knowledge {
+        options.engines.clear();
     }
-    let mut searched = cached_search(
-        &env.session,
-        &env.shared,
-        env.search.as_ref(),
-        &query,
-        &options,
-    )
-    .await
-    .0;
+    let mut searched = searcher.web(&planned.query, &options).await.0;
     if matches!(&searched, Ok(results) if results.sources.is_empty())
         && !options.engines.is_empty()
-        && env.narrowing.focus == crate::model::Focus::Web
+        && web_focus
     {
         let plain = SearchOptions {
             engines: Vec::new(),
             ..options.clone()
         };
         tracing::debug!(query = planned.query, engines = ?options.engines, "research: profile engines found nothing; trying the defaults");
-        searched = cached_search(
-            &env.session,
-            &env.shared,
-            env.search.as_ref(),
-            &query,
-            &plain,
-        )
-        .await
-        .0;
+        searched = searcher.web(&planned.query, &plain).await.0;
     }
     // The conversation's files answer the sub-question too.
-    if let Some(files) = &env.files {
-        if let Ok(found) = files
-            .search(&planned.query, &SearchOptions::default())
-            .await
-        {
-            searched = match searched {
-                Ok(mut results) => {
-                    results.sources.extend(found.sources);
-                    Ok(results)
-                }
-                Err(_) if !found.sources.is_empty() => Ok(found),
-                Err(error) => Err(error),
-            };
-        }
-    }
+    let searched = searcher.with_files(&planned.query, searched).await;
     let results = match searched {
         Ok(results) if results.sources.is_empty() => {
             outcome.error = Some(t.research_no_results.to_string());
@@ -171,8 +131,7 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
 
     // 3. Encyclopedia check of one or two named entities.
     // The knowledge base has no encyclopedia engines: the check needs SearXNG.
-    if !env.research.encyclopedia_engines.is_empty() && env.search.kind() != ProviderKind::Knowledge
-    {
+    if !env.research.encyclopedia_engines.is_empty() && searcher.kind() != ProviderKind::Knowledge {
         let options = SearchOptions {
             engines: env.research.encyclopedia_engines.clone(),
             language: Some(if planned.zh { "zh-CN" } else { "en" }.to_string()),
@@ -185,15 +144,11 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
             .filter(|entity| !entity.trim().is_empty() && entity.chars().count() <= 80)
             .take(2)
             .collect();
-        let lookups = futures_util::future::join_all(entities.iter().map(|entity| {
-            cached_search(
-                &env.session,
-                &env.shared,
-                env.search.as_ref(),
-                entity,
-                &options,
-            )
-        }))
+        let lookups = futures_util::future::join_all(
+            entities
+                .iter()
+                .map(|entity| searcher.exact(entity, &options)),
+        )
         .await;
         let mut found: Vec<Source> = Vec::new();
         for (entity, (result, _)) in entities.iter().zip(lookups) {

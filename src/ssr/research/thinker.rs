@@ -18,8 +18,8 @@ use crate::i18n::Texts;
 use crate::model::Lang;
 use crate::model::Reliability;
 use crate::ssr::llm::extractive;
+use crate::ssr::llm::reply::{cut_text, stream_reply, Collect, Cut, Meter};
 use crate::ssr::llm::{CallKind, ChatModel, ChatRequest, LlmError, Message, ModelLimits, Schema};
-use crate::ssr::pipeline::{stream_reply, Collect, Cut, Meter};
 use crate::ssr::prompts::research as prompts;
 use crate::ssr::prompts::research::PlanContext;
 use crate::ssr::tolerant;
@@ -260,7 +260,7 @@ impl ModelThinker {
                 "research: the model's reply was cut"
             );
             let t = self.lang.texts();
-            let why = crate::ssr::pipeline::cut_text(t, cut, max_tokens, call.kind);
+            let why = cut_text(t, cut, max_tokens, call.kind);
             self.meter.note(
                 t.research_step_cut
                     .replace("{step}", (call.shown)(t))
