@@ -209,6 +209,9 @@ pub struct Texts {
     pub support_supported: &'static str,
     pub support_partial: &'static str,
     pub support_not_found: &'static str,
+    pub support_not_checked: &'static str,
+    /// Appended to the support line: how many citations could not be checked.
+    pub support_line_unchecked: &'static str,
     /// Above the passage quoted in a citation's card.
     pub supporting_passage: &'static str,
     /// The passage came from the search snippet: the page could not be read.
@@ -414,6 +417,8 @@ pub const ZH_CN: Texts = Texts {
     support_supported: "支持",
     support_partial: "部分支持",
     support_not_found: "未找到支持",
+    support_not_checked: "未能核对",
+    support_line_unchecked: "，{n} 处未能核对",
     supporting_passage: "来源中的相关段落",
     from_snippet: "（网页无法读取，取自搜索摘要）",
     open_at_passage: "在原文中打开此段",
@@ -616,6 +621,8 @@ pub const EN: Texts = Texts {
     support_supported: "supported",
     support_partial: "partly supported",
     support_not_found: "support not found",
+    support_not_checked: "not checked",
+    support_line_unchecked: ", {n} not checked",
     supporting_passage: "The passage in the source",
     from_snippet: "(the page could not be read: from the search snippet)",
     open_at_passage: "Open the page at this passage",
@@ -676,12 +683,18 @@ pub fn answer_footer(
                 .replace("{claims}", &coverage.claims.to_string()),
         );
     }
-    if let Some(support) = support.filter(|s| s.checked > 0) {
-        parts.push(
-            t.support_line
-                .replace("{supported}", &support.supported.to_string())
-                .replace("{checked}", &support.checked.to_string()),
-        );
+    if let Some(support) = support.filter(|s| s.checked + s.not_checked > 0) {
+        let mut line = t
+            .support_line
+            .replace("{supported}", &support.supported.to_string())
+            .replace("{checked}", &support.checked.to_string());
+        if support.not_checked > 0 {
+            line.push_str(
+                &t.support_line_unchecked
+                    .replace("{n}", &support.not_checked.to_string()),
+            );
+        }
+        parts.push(line);
     }
     if let Some(usage) = usage.filter(|u| u.total() > 0) {
         let template = if usage.estimated {
@@ -775,6 +788,7 @@ impl Texts {
             Support::Supported => self.support_supported,
             Support::Partial => self.support_partial,
             Support::NotFound => self.support_not_found,
+            Support::NotChecked => self.support_not_checked,
         }
     }
 

@@ -83,6 +83,24 @@ enum Command {
         #[arg(long)]
         judge: bool,
     },
+    /// Measure the citation checker on a labelled set (JSON Lines: id, sentence,
+    /// source{title,url,text}, label supported/partial/unsupported, optional kind): each
+    /// level's precision and recall, the accuracy, the share not checked, the same by kind
+    /// (docs/eval.md).
+    CheckCitations {
+        /// The labelled set, e.g. eval/citations/heldout.jsonl.
+        set: std::path::PathBuf,
+        /// The checker: lexical (offline: words, numbers, names, comparisons and a
+        /// Chinese–English dictionary).
+        #[arg(long, value_enum, default_value_t = CheckKind::Lexical)]
+        check: CheckKind,
+        /// One JSON object per pair ({"id","label","verdict","kind"}), then one of totals.
+        #[arg(long)]
+        json: bool,
+        /// One JSON object per pair with the features its verdict came from.
+        #[arg(long)]
+        explain: bool,
+    },
     /// Accounts for CITED_AUTH=accounts: add, remove, set a password, list. Passwords are
     /// read from the terminal without echo, or as the first line piped to stdin.
     User {
@@ -156,6 +174,11 @@ impl From<AskMode> for Mode {
             AskMode::Research => Mode::Research,
         }
     }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum CheckKind {
+    Lexical,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -246,6 +269,14 @@ fn main() -> ExitCode {
                 judge,
             ))
         }
+        Command::CheckCitations {
+            set,
+            check,
+            json,
+            explain,
+        } => match check {
+            CheckKind::Lexical => cli::check_citations(&set, json, explain),
+        },
         Command::User { command } => runtime.block_on(cli::user(
             config,
             match command {

@@ -461,17 +461,32 @@ pub enum Support {
     Supported,
     /// It states part of it (one of two claims, the claim without its number…).
     Partial,
-    /// No passage of the source states it.
+    /// The source says otherwise (a different number, name or date, the opposite
+    /// statement, a reversed comparison), or plainly lacks the claim.
     NotFound,
+    /// No verdict: the checker could not tell (a sentence in another language than its
+    /// source that it cannot match, a paraphrase). Never shown as an accusation.
+    NotChecked,
 }
 
 impl Support {
-    /// Stronger support ranks higher: supported 2, partial 1, not found 0.
+    /// Stronger support ranks higher: supported 3, partial 2, not checked 1, not found 0.
     pub fn strength(self) -> u8 {
         match self {
-            Support::Supported => 2,
-            Support::Partial => 1,
+            Support::Supported => 3,
+            Support::Partial => 2,
+            Support::NotChecked => 1,
             Support::NotFound => 0,
+        }
+    }
+
+    /// The level's name in JSON and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Support::Supported => "supported",
+            Support::Partial => "partial",
+            Support::NotFound => "not_found",
+            Support::NotChecked => "not_checked",
         }
     }
 }
@@ -503,19 +518,25 @@ pub struct Alignment {
 /// The share of an answer's citations whose source supports their sentence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct SupportShare {
+    /// Citations with a verdict (supported, partial or not found).
     pub checked: u32,
     pub supported: u32,
     pub partial: u32,
+    /// Citations the checker could not judge ("未能核对"), apart from `checked`.
+    #[serde(default)]
+    pub not_checked: u32,
 }
 
 impl SupportShare {
     pub fn of(alignments: &[Alignment]) -> SupportShare {
         let count =
             |support: Support| alignments.iter().filter(|a| a.support == support).count() as u32;
+        let not_checked = count(Support::NotChecked);
         SupportShare {
-            checked: alignments.len() as u32,
+            checked: alignments.len() as u32 - not_checked,
             supported: count(Support::Supported),
             partial: count(Support::Partial),
+            not_checked,
         }
     }
 

@@ -133,7 +133,7 @@ pub fn CitationLink(
     let base_label = format!("{} {number}：{title}", t.citation);
     // A citation whose source does not (fully) state its sentence says so in its name.
     let label = move || match support() {
-        Some(level @ (Support::Partial | Support::NotFound)) => {
+        Some(level @ (Support::Partial | Support::NotFound | Support::NotChecked)) => {
             format!("{base_label}（{}）", t.support(level))
         }
         _ => base_label.clone(),
@@ -168,6 +168,7 @@ pub fn CitationLink(
             class:open=is_open
             class:unsupported=move || support() == Some(Support::NotFound)
             class:partly=move || support() == Some(Support::Partial)
+            class:unchecked=move || support() == Some(Support::NotChecked)
             node_ref=wrapper
             on:pointerenter=move |event: ev::PointerEvent| {
                 if event.pointer_type() == "mouse" {

@@ -683,6 +683,45 @@ pub async fn eval(
     }
 }
 
+/// `cited check-citations`: the offline citation checker on a labelled set; the report (or
+/// with `json`, one line per pair and one of totals) to stdout.
+#[allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "the report is the command's output"
+)]
+pub fn check_citations(set: &std::path::Path, json: bool, explain: bool) -> ExitCode {
+    use crate::ssr::eval::citations;
+    let text = match std::fs::read_to_string(set) {
+        Ok(text) => text,
+        Err(error) => {
+            eprintln!("cannot read {}: {error}", set.display());
+            return ExitCode::from(2);
+        }
+    };
+    let pairs = match citations::read_set(&text) {
+        Ok(pairs) => pairs,
+        Err(message) => {
+            eprintln!("{}: {message}", set.display());
+            return ExitCode::from(2);
+        }
+    };
+    let judged = citations::judge_lexical(&pairs);
+    let report = citations::report(&judged);
+    if explain {
+        for line in citations::explain_lines(&judged) {
+            println!("{line}");
+        }
+    } else if json {
+        for line in citations::json_lines(&judged, &report) {
+            println!("{line}");
+        }
+    } else {
+        print!("{}", citations::render(&report));
+    }
+    ExitCode::SUCCESS
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

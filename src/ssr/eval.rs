@@ -22,6 +22,8 @@
 
 use std::collections::HashSet;
 use std::path::Path;
+pub mod citations;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -111,6 +113,9 @@ pub struct Outcome {
     /// Citations checked against their source, and those it supports.
     pub checked: u32,
     pub supported: u32,
+    /// Citations the checker could not judge (apart from `checked`).
+    #[serde(default)]
+    pub not_checked: u32,
     pub coverage_percent: Option<u32>,
     pub tokens: u64,
     pub cost_micros: Option<u64>,
@@ -237,6 +242,7 @@ pub async fn answer_one(
         markers,
         invalid_markers: invalid,
         checked: share.checked,
+        not_checked: share.not_checked,
         supported: exchange
             .alignments
             .iter()
@@ -261,6 +267,9 @@ pub struct Report {
     /// `None` when there was nothing to count (no markers, no checks).
     pub citation_validity_tenths: Option<u64>,
     pub citation_precision_tenths: Option<u64>,
+    /// Citations the checker could not judge, of all citations checked or not.
+    #[serde(default)]
+    pub not_checked_tenths: Option<u64>,
     pub mean_coverage_percent: Option<u64>,
     pub p50_millis: u64,
     pub p90_millis: u64,
@@ -314,6 +323,10 @@ pub fn report(mode: Mode, outcomes: &[Outcome]) -> Report {
         citation_precision_tenths: tenths(
             sum(&|o| u64::from(o.supported)),
             sum(&|o| u64::from(o.checked)),
+        ),
+        not_checked_tenths: tenths(
+            sum(&|o| u64::from(o.not_checked)),
+            sum(&|o| u64::from(o.checked + o.not_checked)),
         ),
         mean_coverage_percent: (!coverages.is_empty())
             .then(|| coverages.iter().sum::<u64>() / coverages.len() as u64),
@@ -378,6 +391,10 @@ pub fn markdown(report: &Report) -> String {
         (
             "citation precision (supported by their source)",
             percent(report.citation_precision_tenths),
+        ),
+        (
+            "citations not checked (no verdict)",
+            percent(report.not_checked_tenths),
         ),
         (
             "mean citation coverage",

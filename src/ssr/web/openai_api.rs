@@ -117,7 +117,7 @@ pub async fn openapi() -> Json<Value> {
                     },
                 }}}},
                 "responses": {
-                    "200": { "description": "A chat.completion (or chat.completion.chunk events) with `citations` and `cited_sources`: number, title, url, snippet, round, support (supported, partial, not_found), passage" },
+                    "200": { "description": "A chat.completion (or chat.completion.chunk events) with `citations` and `cited_sources`: number, title, url, snippet, round, support (supported, partial, not_found, not_checked), passage" },
                     "400": { "description": "Not a chat completion request, or no question", "content": { "application/json": { "schema": error } } },
                     "404": { "description": "Unknown model", "content": { "application/json": { "schema": error } } },
                 },

@@ -1,0 +1,108 @@
+//! Comparisons and their direction: "robusta has twice the caffeine of arabica" and
+//! "arabica has twice the caffeine of robusta" share every word; what differs is which
+//! side of the comparison each thing stands on. A comparison word gives a direction (more:
+//! +1, less: −1); the things compared are the nearest shared word before its pivot and the
+//! farthest after it (the pivot is the comparison word, or `比`/`是` in Chinese). A
+//! sentence whose direction, read through the sides its things stand on in the passage,
+//! is the opposite of the passage's is reversed.
+
+/// Comparison words and their direction, English and Chinese.
+const MORE: &[&str] = &[
+    "more", "greater", "higher", "larger", "bigger", "longer", "faster", "heavier", "older",
+    "taller", "earlier", "before", "exceeds", "exceeded", "exceed", "surpass", "surpassed",
+    "outnumber", "twice", "double", "doubled", "triple", "tripled", "most", "largest",
+    "highest", "richer", "stronger", "expensive", "warmer", "hotter", "increase",
+    "increased", "rise", "rose", "多", "更多", "高于", "超过", "大于", "多于", "快", "更快",
+    "早于", "之前", "两倍", "倍", "翻倍", "高", "更高", "大", "更大", "长", "更长", "重", "贵",
+    "增加", "上升", "增长", "最多", "最高", "最大", "强", "暖",
+];
+const LESS: &[&str] = &[
+    "less", "fewer", "lower", "smaller", "shorter", "slower", "lighter", "younger",
+    "later", "after", "half", "halved", "least", "lowest", "smallest", "cheaper", "cheap",
+    "weaker", "colder", "cooler", "decrease", "decreased", "fell", "fall", "drop",
+    "dropped", "少", "更少", "低于", "小于", "少于", "慢", "更慢", "晚于", "之后", "一半",
+    "减半", "低", "更低", "小", "更小", "短", "更短", "轻", "便宜", "减少", "下降", "最少",
+    "最低", "最小", "弱", "冷",
+];
+
+/// The direction a word gives a comparison.
+pub fn polarity(word: &str) -> i8 {
+    if MORE.contains(&word) {
+        1
+    } else if LESS.contains(&word) {
+        -1
+    } else {
+        0
+    }
+}
+
+/// A comparison in a run of words: its direction and the index it pivots on.
+fn comparison(words: &[&str]) -> Option<(i8, usize)> {
+    let (at, direction) = words
+        .iter()
+        .enumerate()
+        .find_map(|(i, w)| Some((i, polarity(w))).filter(|(_, p)| *p != 0))?;
+    let before = |pivot: &str| words[..at].iter().rposition(|w| *w == pivot);
+    // "A 比 B 多": 比 splits A from B. "A 是 B 的两倍": the comparison word ends the
+    // sentence, and 是 does.
+    let pivot = before("比")
+        .or_else(|| (at + 1 >= words.len()).then(|| before("是")).flatten())
+        .unwrap_or(at);
+    Some((direction, pivot))
+}
+
+/// Whether the sentence reverses the passage's comparison. `claim` and `passage` are the
+/// words in order; `shared(i, j)` says whether claim word `i` is passage word `j` (the same
+/// word, an inflection, or a translation). `None` when either has no comparison or the
+/// things compared cannot be placed.
+pub fn reversed(
+    claim: &[&str],
+    passage: &[&str],
+    shared: impl Fn(usize, usize) -> bool,
+) -> Option<bool> {
+    let (claim_direction, claim_pivot) = comparison(claim)?;
+    let (passage_direction, passage_pivot) = comparison(passage)?;
+    let placed = |i: usize| {
+        (polarity(claim[i]) == 0)
+            .then(|| (0..passage.len()).find(|&j| shared(i, j)))
+            .flatten()
+    };
+    let first = (0..claim_pivot).rev().find_map(|i| placed(i))?;
+    let second = (claim_pivot + 1..claim.len()).rev().find_map(|i| placed(i))?;
+    let side = |j: usize| (j > passage_pivot) as i8 * 2 - 1;
+    let order = match (side(first), side(second)) {
+        (-1, 1) => 1,
+        (1, -1) => -1,
+        _ => return None,
+    };
+    Some(claim_direction != passage_direction * order)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<&str> {
+        text.split(' ').collect()
+    }
+
+    fn check(claim: &str, passage: &str) -> Option<bool> {
+        let (c, p) = (words(claim), words(passage));
+        reversed(&c, &p, |i, j| c[i] == p[j])
+    }
+
+    #[test]
+    fn a_swapped_or_opposite_comparison_is_reversed() {
+        let source = "robusta has about twice the caffeine of arabica";
+        assert_eq!(check("arabica has twice the caffeine of robusta", source), Some(true));
+        assert_eq!(check("robusta has twice the caffeine of arabica", source), Some(false));
+        assert_eq!(
+            check("the caffeine of robusta is twice that of arabica", source),
+            Some(false)
+        );
+        assert_eq!(check("trains are slower than planes", "planes are faster than trains"), Some(false));
+        assert_eq!(check("trains are faster than planes", "planes are faster than trains"), Some(true));
+        assert_eq!(check("阿拉比卡 比 罗布斯塔 多", "罗布斯塔 比 阿拉比卡 多"), Some(true));
+        assert_eq!(check("the tower is tall", "planes are faster than trains"), None);
+    }
+}
