@@ -4,7 +4,7 @@
 
 FROM docker.io/library/rust:1.95-bookworm AS build
 RUN apt-get update \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends brotli \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends brotli python3 python3-pip \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .

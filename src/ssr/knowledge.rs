@@ -342,6 +342,7 @@ fn whole_sentences(text: &str, max_chars: usize) -> String {
 
 /// `/knowledge/<path>?p=<n>#passage`, each path segment percent-encoded.
 pub fn knowledge_url(path: &str, passage: usize) -> String {
+    // (`knowledge_target` reads it back.)
     let mut url = String::from("/knowledge/");
     for byte in path.bytes() {
         match byte {
@@ -353,6 +354,44 @@ pub fn knowledge_url(path: &str, passage: usize) -> String {
     }
     url.push_str(&format!("?p={passage}#passage"));
     url
+}
+
+/// The document path and passage number a [`knowledge_url`] names (`None` for anything
+/// else).
+pub fn knowledge_target(url: &str) -> Option<(String, usize)> {
+    let rest = url.strip_prefix("/knowledge/")?;
+    let rest = rest.strip_suffix("#passage").unwrap_or(rest);
+    let (path, passage) = rest.split_once("?p=")?;
+    let passage = passage.parse().ok()?;
+    let bytes = path.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            decoded.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            decoded.push(bytes[i]);
+            i += 1;
+        }
+    }
+    Some((String::from_utf8(decoded).ok()?, passage))
+}
+
+/// The text a citation of passage `p` of `document` is checked against: the passage with
+/// its neighbours (a claim may rest on the sentence before a heading's cut).
+pub fn passage_context(document: &Document, p: usize) -> Option<String> {
+    document.passages.get(p)?;
+    let from = p.saturating_sub(1);
+    let to = (p + 1).min(document.passages.len() - 1);
+    Some(
+        document.passages[from..=to]
+            .iter()
+            .map(|passage| passage.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
 }
 
 /// The files under `roots` that can be indexed, with the path each is shown as.
@@ -621,4 +660,43 @@ pub fn build_index(documents: &[Document]) -> tantivy::Result<Searcher> {
         title,
         body,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_passage_link_reads_back_and_its_context_has_its_neighbours() {
+        let url = knowledge_url("docs/配置 guide.md", 2);
+        assert_eq!(
+            knowledge_target(&url),
+            Some(("docs/配置 guide.md".to_string(), 2))
+        );
+        assert_eq!(knowledge_target("/knowledge/a.md"), None);
+        assert_eq!(knowledge_target("/knowledge/a%zz.md?p=1"), None);
+        assert_eq!(knowledge_target("https://example.org/?p=1"), None);
+        let passage = |text: &str| Passage {
+            heading: None,
+            text: text.to_string(),
+            page: None,
+        };
+        let document = Document {
+            path: "a.md".into(),
+            title: "A".into(),
+            passages: vec![
+                passage("one"),
+                passage("two"),
+                passage("three"),
+                passage("four"),
+            ],
+            shown: None,
+        };
+        assert_eq!(passage_context(&document, 0).as_deref(), Some("one\ntwo"));
+        assert_eq!(
+            passage_context(&document, 2).as_deref(),
+            Some("two\nthree\nfour")
+        );
+        assert_eq!(passage_context(&document, 9), None);
+    }
 }

@@ -8,21 +8,126 @@
 
 /// Comparison words and their direction, English and Chinese.
 const MORE: &[&str] = &[
-    "more", "greater", "higher", "larger", "bigger", "longer", "faster", "heavier", "older",
-    "taller", "earlier", "before", "exceeds", "exceeded", "exceed", "surpass", "surpassed",
-    "outnumber", "twice", "double", "doubled", "triple", "tripled", "most", "largest",
-    "highest", "richer", "stronger", "expensive", "warmer", "hotter", "increase",
-    "increased", "rise", "rose", "多", "更多", "高于", "超过", "大于", "多于", "快", "更快",
-    "早于", "之前", "两倍", "倍", "翻倍", "高", "更高", "大", "更大", "长", "更长", "重", "贵",
-    "增加", "上升", "增长", "最多", "最高", "最大", "强", "暖",
+    "more",
+    "greater",
+    "higher",
+    "larger",
+    "bigger",
+    "longer",
+    "faster",
+    "heavier",
+    "older",
+    "taller",
+    "earlier",
+    "before",
+    "exceeds",
+    "exceeded",
+    "exceed",
+    "surpass",
+    "surpassed",
+    "outnumber",
+    "twice",
+    "double",
+    "doubled",
+    "triple",
+    "tripled",
+    "largest",
+    "better",
+    "superior",
+    "highest",
+    "richer",
+    "stronger",
+    "expensive",
+    "warmer",
+    "hotter",
+    "increase",
+    "increased",
+    "rise",
+    "rose",
+    "多",
+    "更多",
+    "高于",
+    "超过",
+    "大于",
+    "多于",
+    "快",
+    "更快",
+    "早于",
+    "之前",
+    "两倍",
+    "倍",
+    "翻倍",
+    "高",
+    "更高",
+    "大",
+    "更大",
+    "长",
+    "更长",
+    "重",
+    "贵",
+    "增加",
+    "上升",
+    "增长",
+    "最多",
+    "最高",
+    "最大",
+    "强",
+    "暖",
 ];
 const LESS: &[&str] = &[
-    "less", "fewer", "lower", "smaller", "shorter", "slower", "lighter", "younger",
-    "later", "after", "half", "halved", "least", "lowest", "smallest", "cheaper", "cheap",
-    "weaker", "colder", "cooler", "decrease", "decreased", "fell", "fall", "drop",
-    "dropped", "少", "更少", "低于", "小于", "少于", "慢", "更慢", "晚于", "之后", "一半",
-    "减半", "低", "更低", "小", "更小", "短", "更短", "轻", "便宜", "减少", "下降", "最少",
-    "最低", "最小", "弱", "冷",
+    "less",
+    "fewer",
+    "lower",
+    "smaller",
+    "shorter",
+    "slower",
+    "lighter",
+    "younger",
+    "later",
+    "after",
+    "half",
+    "halved",
+    "lowest",
+    "smallest",
+    "cheaper",
+    "cheap",
+    "worse",
+    "inferior",
+    "weaker",
+    "colder",
+    "cooler",
+    "decrease",
+    "decreased",
+    "fell",
+    "fall",
+    "drop",
+    "dropped",
+    "少",
+    "更少",
+    "低于",
+    "小于",
+    "少于",
+    "慢",
+    "更慢",
+    "晚于",
+    "之后",
+    "一半",
+    "减半",
+    "低",
+    "更低",
+    "小",
+    "更小",
+    "短",
+    "更短",
+    "轻",
+    "便宜",
+    "减少",
+    "下降",
+    "最少",
+    "最低",
+    "最小",
+    "弱",
+    "冷",
 ];
 
 /// The direction a word gives a comparison.
@@ -51,6 +156,11 @@ fn comparison(words: &[&str]) -> Option<(i8, usize)> {
     Some((direction, pivot))
 }
 
+/// Whether a run of words has exactly one comparison word.
+fn single(words: &[&str]) -> bool {
+    words.iter().filter(|w| polarity(w) != 0).count() == 1
+}
+
 /// Whether the sentence reverses the passage's comparison. `claim` and `passage` are the
 /// words in order; `shared(i, j)` says whether claim word `i` is passage word `j` (the same
 /// word, an inflection, or a translation). `None` when either has no comparison or the
@@ -67,12 +177,15 @@ pub fn reversed(
             .then(|| (0..passage.len()).find(|&j| shared(i, j)))
             .flatten()
     };
-    let first = (0..claim_pivot).rev().find_map(|i| placed(i))?;
-    let second = (claim_pivot + 1..claim.len()).rev().find_map(|i| placed(i))?;
+    let first = (0..claim_pivot).rev().find_map(&placed);
+    let second = (claim_pivot + 1..claim.len()).rev().find_map(placed);
     let side = |j: usize| (j > passage_pivot) as i8 * 2 - 1;
-    let order = match (side(first), side(second)) {
-        (-1, 1) => 1,
-        (1, -1) => -1,
+    let order = match (first.map(side), second.map(side)) {
+        (Some(-1), Some(1)) => 1,
+        (Some(1), Some(-1)) => -1,
+        // One thing compared ("the largest of the three", "whichever is lower"): each
+        // side's only comparison word says the direction.
+        _ if single(claim) && single(passage) => 1,
         _ => return None,
     };
     Some(claim_direction != passage_direction * order)
@@ -94,15 +207,47 @@ mod tests {
     #[test]
     fn a_swapped_or_opposite_comparison_is_reversed() {
         let source = "robusta has about twice the caffeine of arabica";
-        assert_eq!(check("arabica has twice the caffeine of robusta", source), Some(true));
-        assert_eq!(check("robusta has twice the caffeine of arabica", source), Some(false));
+        assert_eq!(
+            check("arabica has twice the caffeine of robusta", source),
+            Some(true)
+        );
+        assert_eq!(
+            check("robusta has twice the caffeine of arabica", source),
+            Some(false)
+        );
         assert_eq!(
             check("the caffeine of robusta is twice that of arabica", source),
             Some(false)
         );
-        assert_eq!(check("trains are slower than planes", "planes are faster than trains"), Some(false));
-        assert_eq!(check("trains are faster than planes", "planes are faster than trains"), Some(true));
-        assert_eq!(check("阿拉比卡 比 罗布斯塔 多", "罗布斯塔 比 阿拉比卡 多"), Some(true));
-        assert_eq!(check("the tower is tall", "planes are faster than trains"), None);
+        assert_eq!(
+            check(
+                "trains are slower than planes",
+                "planes are faster than trains"
+            ),
+            Some(false)
+        );
+        assert_eq!(
+            check(
+                "trains are faster than planes",
+                "planes are faster than trains"
+            ),
+            Some(true)
+        );
+        assert_eq!(
+            check("阿拉比卡 比 罗布斯塔 多", "罗布斯塔 比 阿拉比卡 多"),
+            Some(true)
+        );
+        assert_eq!(
+            check("the tower is tall", "planes are faster than trains"),
+            None
+        );
+        assert_eq!(
+            check("pit one is the smallest", "pit one is the largest"),
+            Some(true)
+        );
+        assert_eq!(
+            check("whichever is lower", "whichever is higher applies"),
+            Some(true)
+        );
     }
 }

@@ -21,6 +21,22 @@ const WORDS: &[(&str, f64)] = &[
     ("hundred", 100.0),
 ];
 
+/// Month names (capitalised) stand for their number: `December 1994` is `1994 年 12 月`.
+const MONTHS: &[&str] = &[
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
 /// Scales written after a number.
 const SCALES: &[(&str, f64)] = &[
     ("thousand", 1e3),
@@ -86,12 +102,55 @@ fn canonical(value: f64) -> String {
     }
 }
 
+/// What a number counts, as far as the text says: a year, a percentage, or the unit
+/// written after it (`米`, `km`, `million` is a scale, not a unit).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Year,
+    Percent,
+    Unit(String),
+    Bare,
+}
+
+/// The kind of the number that ends at char `end` of `chars` (with value `value`).
+fn kind_after(chars: &[char], end: usize, value: f64) -> Kind {
+    let mut j = end;
+    while chars.get(j).is_some_and(|c| *c == ' ') {
+        j += 1;
+    }
+    let year = value.fract() == 0.0 && (1000.0..=2100.0).contains(&value);
+    match chars.get(j) {
+        Some('%' | '％') => Kind::Percent,
+        Some('年') if year => Kind::Year,
+        Some(c) if crate::text::has_han(&c.to_string()) => Kind::Unit(c.to_string()),
+        Some(c) if c.is_ascii_alphabetic() => {
+            let word: String = chars[j..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphabetic())
+                .collect::<String>()
+                .to_ascii_lowercase();
+            match word.as_str() {
+                "percent" | "per" => Kind::Percent,
+                _ if year && !word.starts_with("year") => Kind::Year,
+                _ => Kind::Unit(word.chars().take(4).collect()),
+            }
+        }
+        _ if year => Kind::Year,
+        _ => Kind::Bare,
+    }
+}
+
+/// The numbers in `text` ([`counted`]) without their kinds.
+pub fn numbers(text: &str) -> HashSet<String> {
+    counted(text).into_iter().map(|(value, _)| value).collect()
+}
+
 /// The numbers in `text`: digit runs with inner `.` or `,` (`10,000` is `10000`; a
 /// trailing `.` is a full stop), scaled by a following `万`/`亿`/`千` or `thousand`/
 /// `million`/`billion`; Chinese numerals with a unit (`三百`, `两千`) or before `倍`; and
 /// the English words two to twelve, twenty, thirty and hundred. A run with two dots (a
 /// version, `3.12.1`) is kept as written.
-pub fn numbers(text: &str) -> HashSet<String> {
+pub fn counted(text: &str) -> HashSet<(String, Kind)> {
     let chars: Vec<char> = text.chars().collect();
     let mut found = HashSet::new();
     let mut i = 0;
@@ -116,7 +175,7 @@ pub fn numbers(text: &str) -> HashSet<String> {
                 i += 1;
             }
             let Ok(mut value) = raw.parse::<f64>() else {
-                found.insert(raw);
+                found.insert((raw, Kind::Bare));
                 continue;
             };
             // A scale right after (`150万`, `1.5 million`).
@@ -124,9 +183,18 @@ pub fn numbers(text: &str) -> HashSet<String> {
             while chars.get(j).is_some_and(|c| *c == ' ') {
                 j += 1;
             }
-            if let Some(u) = chars.get(j).copied().and_then(unit).filter(|u| *u >= 1e3) {
-                value *= u;
-                i = j + 1;
+            if chars
+                .get(j)
+                .copied()
+                .and_then(unit)
+                .is_some_and(|u| u >= 1e3)
+            {
+                // `7.3万亿`: each scale multiplies.
+                while let Some(u) = chars.get(j).copied().and_then(unit).filter(|u| *u >= 1e3) {
+                    value *= u;
+                    j += 1;
+                }
+                i = j;
             } else {
                 let rest: String = chars[j..chars.len().min(j + 9)].iter().collect();
                 let rest = rest.to_ascii_lowercase();
@@ -135,7 +203,7 @@ pub fn numbers(text: &str) -> HashSet<String> {
                     i = j + word.len();
                 }
             }
-            found.insert(canonical(value));
+            found.insert((canonical(value), kind_after(&chars, i, value)));
         } else if digit(c).is_some() || unit(c).is_some() {
             let start = i;
             while i < chars.len() && (digit(chars[i]).is_some() || unit(chars[i]).is_some()) {
@@ -148,21 +216,31 @@ pub fn numbers(text: &str) -> HashSet<String> {
             // often than a number, and `十分`, `万一`, `千万` are words.
             let starts = digit(run[0]).is_some() || (run[0] == '十' && run.len() >= 2);
             if starts && has_unit && run.len() >= 2 || before_times {
-                found.insert(canonical(chinese_value(run)));
+                let value = chinese_value(run);
+                found.insert((canonical(value), kind_after(&chars, i, value)));
             }
         } else if c.is_ascii_alphabetic() {
             let start = i;
             while i < chars.len() && chars[i].is_ascii_alphabetic() {
                 i += 1;
             }
-            let word: String = chars[start..i].iter().collect::<String>().to_ascii_lowercase();
+            let word: String = chars[start..i]
+                .iter()
+                .collect::<String>()
+                .to_ascii_lowercase();
             if let Some((_, value)) = WORDS.iter().find(|(w, _)| *w == word) {
-                found.insert(canonical(*value));
+                found.insert((canonical(*value), kind_after(&chars, i, *value)));
+            } else if chars[start].is_uppercase() {
+                if let Some(month) = MONTHS.iter().position(|m| *m == word) {
+                    found.insert((canonical(month as f64 + 1.0), Kind::Unit("月".into())));
+                }
             }
         } else {
             i += 1;
         }
     }
+    // One is "a", "an", "一", "one of…" as often as a number: it proves nothing.
+    found.retain(|(value, _)| value != "1");
     found
 }
 
@@ -189,5 +267,23 @@ mod tests {
         assert_eq!(numbers("Python 3.12.1"), set(&["3.12.1"]));
         assert_eq!(numbers("一个统一的方案"), set(&[]));
         assert_eq!(numbers("It ends."), set(&[]));
+        assert_eq!(numbers("7.3 万亿元"), numbers("7.3 trillion yuan"));
+        assert_eq!(numbers("1 到 4 个字节"), numbers("one to four bytes"));
+        assert_eq!(
+            numbers("began in December 1994"),
+            numbers("1994 年 12 月开工")
+        );
+        assert_eq!(numbers("you may go"), set(&[]));
+        let kinds = |text: &str| {
+            counted(text)
+                .into_iter()
+                .map(|(_, k)| k)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(kinds("建于 1889 年"), [Kind::Year]);
+        assert_eq!(kinds("built in 1889."), [Kind::Year]);
+        assert_eq!(kinds("约 40%"), [Kind::Percent]);
+        assert_eq!(kinds("330 metres"), [Kind::Unit("metr".into())]);
+        assert_eq!(kinds("高 330 米"), [Kind::Unit("米".into())]);
     }
 }

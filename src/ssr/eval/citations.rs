@@ -378,7 +378,11 @@ mod tests {
         assert_eq!(report.by_kind["b"].pairs, 2);
         let lines = json_lines(&judged, &report);
         assert_eq!(lines.len(), 5);
-        assert!(lines[2].contains(r#""verdict":"not_checked""#), "{}", lines[2]);
+        assert!(
+            lines[2].contains(r#""verdict":"not_checked""#),
+            "{}",
+            lines[2]
+        );
         assert!(lines[4].starts_with(r#"{"totals":"#), "{}", lines[4]);
     }
 

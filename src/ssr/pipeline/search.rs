@@ -71,6 +71,18 @@ impl Searcher {
         (searcher, picked.notice)
     }
 
+    /// The text a knowledge-base or file citation (`url`) is checked against: its passage
+    /// and the neighbouring ones, from the conversation's files or the knowledge base.
+    pub fn passage_text(&self, url: &str) -> Option<String> {
+        let (path, p) = crate::ssr::knowledge::knowledge_target(url)?;
+        if path.starts_with(crate::ssr::files::FILES_PREFIX) {
+            let document = self.files.as_ref()?.document(&path)?;
+            return crate::ssr::knowledge::passage_context(document, p);
+        }
+        let document = self.state.knowledge.document(&path)?;
+        crate::ssr::knowledge::passage_context(&document, p)
+    }
+
     /// Where the results come from.
     pub fn kind(&self) -> ProviderKind {
         self.provider.kind()

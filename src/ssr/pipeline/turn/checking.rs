@@ -1,7 +1,8 @@
 //! After an answer: each citation checked against its source (`ssr::align`). The cited web
 //! pages are read once per conversation through the guarded reader (the search snippet
-//! stands in for a page that cannot be read; a knowledge passage is its own text), all
-//! under `CITED_ALIGN_DEADLINE_SECS`, and the matching runs on a blocking thread.
+//! stands in for a page that cannot be read); a knowledge-base or file passage is checked
+//! against its text and its neighbours'. All under `CITED_ALIGN_DEADLINE_SECS`, and the
+//! matching runs on a blocking thread.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -137,10 +138,12 @@ impl Turn {
     ) -> SourceText {
         let snippet = entry.snippet.clone();
         if entry.kind == SourceKind::Knowledge || !urls::is_web_link(&entry.url) {
-            return SourceText {
-                page: None,
-                snippet,
-            };
+            let page = self
+                .searcher
+                .as_ref()
+                .and_then(|searcher| searcher.passage_text(&entry.url))
+                .map(Arc::<str>::from);
+            return SourceText { page, snippet };
         }
         let page = match self.session.cached_page(conversation, &entry.url) {
             Some(page) => page,
