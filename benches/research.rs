@@ -105,6 +105,7 @@ fn state(branches: usize, max_branches: usize) -> AppState {
     let (config, _) = Config::from_vars(|name| match name {
         "CITED_RESEARCH_MAX_BRANCHES" => Some(max.clone()),
         "CITED_RESEARCH_ENCYCLOPEDIA_ENGINES" => Some("none".to_string()),
+        "CITED_CHECK" => Some("lexical".to_string()),
         "CITED_DATABASE_URL" => Some("sqlite::memory:".to_string()),
         _ => None,
     });

@@ -64,8 +64,10 @@ export default defineConfig({
         CITED_LLM_BASE_URL: 'http://127.0.0.1:3998/v1',
         CITED_LLM_MODEL: 'fake-model',
         CITED_DATABASE_URL: database('main'),
-        // The scripted model answers every request alike: titles stay the questions.
+        // The scripted model answers every request alike: titles stay the questions, and
+        // citations are checked offline (the model's verdicts are tested in Rust).
         CITED_TITLES: 'question',
+        CITED_CHECK: 'lexical',
         // The fake services stand in for the web: thumbnails and favicons come from them.
         CITED_FETCH_ALLOW: '127.0.0.1:3998',
         CITED_LOG: 'cited=info,tower_http=warn',

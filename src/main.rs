@@ -91,7 +91,8 @@ enum Command {
         /// The labelled set, e.g. eval/citations/heldout.jsonl.
         set: std::path::PathBuf,
         /// The checker: lexical (offline: words, numbers, names, comparisons and a
-        /// Chinese–English dictionary).
+        /// Chinese–English dictionary), or model (the configured model judges, eight pairs
+        /// a call, as after an answer; offline where it gives no usable verdict).
         #[arg(long, value_enum, default_value_t = CheckKind::Lexical)]
         check: CheckKind,
         /// One JSON object per pair ({"id","label","verdict","kind"}), then one of totals.
@@ -179,6 +180,7 @@ impl From<AskMode> for Mode {
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum CheckKind {
     Lexical,
+    Model,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -274,9 +276,13 @@ fn main() -> ExitCode {
             check,
             json,
             explain,
-        } => match check {
-            CheckKind::Lexical => cli::check_citations(&set, json, explain),
-        },
+        } => runtime.block_on(cli::check_citations(
+            config,
+            &set,
+            check == CheckKind::Model,
+            json,
+            explain,
+        )),
         Command::User { command } => runtime.block_on(cli::user(
             config,
             match command {

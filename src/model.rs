@@ -969,9 +969,12 @@ pub enum AnswerEvent {
     Plan {
         plan: ResearchPlan,
     },
-    /// After `Done`: each citation checked against its source's text.
+    /// After `Done`: each citation checked against its source's text; with the answer's
+    /// usage again when a model judged the citations (its tokens counted in).
     Aligned {
         alignments: Vec<Alignment>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<TokenUsage>,
     },
     /// Only in a browser's stream, after the event that changed the answer's text or
     /// sources: how its rendering changed (`citation::stream::Framer`).

@@ -59,6 +59,8 @@ pub fn pipeline_config(searxng_url: &str, extra: &[(&str, &str)]) -> Config {
             // questions and the image strip's search are tested on their own.
             "CITED_TITLES" => Some("question".to_string()),
             "CITED_RELATED" => Some("sources".to_string()),
+            // The model's verdicts on citations are tested on their own (tests::checking).
+            "CITED_CHECK" => Some("lexical".to_string()),
             "CITED_IMAGES" => Some("off".to_string()),
             // Thumbnails and favicons go to a folder of the test's own.
             "CITED_MEDIA_DIR" => Some(test_media_dir()),
@@ -132,6 +134,7 @@ impl TestServer {
                     "CITED_DATABASE_URL" => Some("sqlite::memory:".into()),
                     "CITED_TITLES" => Some("question".into()),
                     "CITED_RELATED" => Some("sources".into()),
+                    "CITED_CHECK" => Some("lexical".into()),
                     "CITED_IMAGES" => Some("off".into()),
                     "CITED_MEDIA_DIR" => Some(test_media_dir()),
                     _ => None,

@@ -24,6 +24,7 @@ async fn start(port: u16, database: &str, model: &str) -> std::process::Child {
             ("CITED_SEARXNG_URL", "http://127.0.0.1:9"),
             ("CITED_SOURCES", "web"),
             ("CITED_TITLES", "question"),
+            ("CITED_CHECK", "lexical"),
             ("CITED_LOG", "warn"),
         ],
         Stdio::null(),

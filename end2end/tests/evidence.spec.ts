@@ -15,7 +15,7 @@ test('a citation card shows the passage that supports its sentence, with its lev
   const card = page.getByRole('tooltip');
   await expect(card).toBeVisible();
   const level = card.locator('.support-level');
-  await expect(level).toHaveText(/^(支持|部分支持|未找到支持)$/);
+  await expect(level).toHaveText(/^(支持|部分支持|未找到支持|未能核对)$/);
   await expect(card).toContainText('来源中的相关段落');
   await expect(card.locator('.cite-passage')).toContainText('Tokio');
   await expect(card.locator('.cite-passage mark').first()).toBeVisible();
@@ -23,7 +23,7 @@ test('a citation card shows the passage that supports its sentence, with its lev
   await expect(at).toHaveAttribute('href', /^https:\/\/docs\.example\.org\/tokio\/tutorial\/#:~:text=/);
   // The reference list shows each source's best check too.
   const references = answer.getByRole('region', { name: '参考文献' });
-  await expect(references.locator('.source-check .support-level').first()).toHaveText(/^(支持|部分支持|未找到支持)$/);
+  await expect(references.locator('.source-check .support-level').first()).toHaveText(/^(支持|部分支持|未找到支持|未能核对)$/);
   await expect(references.locator('.source-check .cite-passage').first()).toContainText('Tokio');
   // A citation its source does not fully support says so in its accessible name.
   const shown = (await level.textContent()) ?? '';

@@ -370,7 +370,12 @@ fn apply(chat: Chat, exchange: Option<LiveExchange>, event: AnswerEvent, t: &'st
             })
         }
         AnswerEvent::Plan { plan } => live.plan.set(Some(plan)),
-        AnswerEvent::Aligned { alignments } => live.head.update(|e| e.alignments = alignments),
+        AnswerEvent::Aligned { alignments, usage } => live.head.update(|e| {
+            e.alignments = alignments;
+            if usage.is_some() {
+                e.usage = usage;
+            }
+        }),
         AnswerEvent::Images { images } => live.head.update(|e| e.images = images),
         AnswerEvent::Related { questions } => live.head.update(|e| e.related = questions),
         AnswerEvent::Done {

@@ -690,7 +690,13 @@ pub async fn eval(
     clippy::print_stderr,
     reason = "the report is the command's output"
 )]
-pub fn check_citations(set: &std::path::Path, json: bool, explain: bool) -> ExitCode {
+pub async fn check_citations(
+    config: Config,
+    set: &std::path::Path,
+    model: bool,
+    json: bool,
+    explain: bool,
+) -> ExitCode {
     use crate::ssr::eval::citations;
     let text = match std::fs::read_to_string(set) {
         Ok(text) => text,
@@ -706,7 +712,24 @@ pub fn check_citations(set: &std::path::Path, json: bool, explain: bool) -> Exit
             return ExitCode::from(2);
         }
     };
-    let judged = citations::judge_lexical(&pairs);
+    let judged = if model {
+        let state = AppState::new(config);
+        if state.llm.kind() != crate::ssr::llm::ModelKind::Remote {
+            eprintln!(
+                "--check model needs a model: set CITED_LLM_BASE_URL (and CITED_LLM_MODEL, or CITED_LLM_MODEL_FAST for the judge)"
+            );
+            return ExitCode::from(2);
+        }
+        let (judged, by_model) =
+            citations::judge_model(state.llm.as_ref(), &state.config.limits, &pairs).await;
+        eprintln!(
+            "the model judged {by_model} of {} pairs; the offline checker the rest",
+            pairs.len()
+        );
+        judged
+    } else {
+        citations::judge_lexical(&pairs)
+    };
     let report = citations::report(&judged);
     if explain {
         for line in citations::explain_lines(&judged) {

@@ -127,6 +127,8 @@ pub struct Config {
     pub titles: Titles,
     /// Where the follow-up questions under an answer come from (`CITED_RELATED`).
     pub related: Related,
+    /// Who judges the citations (`CITED_CHECK`).
+    pub check: Check,
     /// What each focus searches (`CITED_FOCUS_<NAME>`).
     pub focus: FocusMap,
     /// Valkey/Redis shared by every instance (`CITED_REDIS_URL`): the search cache, rate
@@ -375,6 +377,19 @@ pub enum Related {
     Off,
 }
 
+/// Who judges an answer's citations against their sources (`CITED_CHECK`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// The configured model (the fast one when there is one), in one batched call after
+    /// the answer; the offline checker where it gives no usable verdict, and without a
+    /// model.
+    Model,
+    /// The offline checker only (words, numbers, names, the dictionary).
+    Lexical,
+    /// No check.
+    Off,
+}
+
 /// What a model call is for; each kind has its own `max_tokens`, and every kind but
 /// `Answer` goes to the fast model when there is one (`CITED_LLM_MODEL_FAST`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -390,6 +405,8 @@ pub enum CallKind {
     Answer,
     /// A conversation's title (and the follow-up questions).
     Title,
+    /// The citation check's verdicts (`CITED_CHECK=model`).
+    Check,
 }
 
 impl CallKind {
@@ -399,7 +416,7 @@ impl CallKind {
             CallKind::Plan => "CITED_LLM_MAX_TOKENS_PLAN",
             CallKind::Verify => "CITED_LLM_MAX_TOKENS_VERIFY",
             CallKind::Branch => "CITED_LLM_MAX_TOKENS_BRANCH",
-            CallKind::Answer | CallKind::Title => "CITED_LLM_MAX_TOKENS_ANSWER",
+            CallKind::Answer | CallKind::Title | CallKind::Check => "CITED_LLM_MAX_TOKENS_ANSWER",
         }
     }
 }
@@ -432,6 +449,8 @@ impl ModelLimits {
             CallKind::Answer => self.max_tokens_answer,
             // Room for a reasoning model to think first.
             CallKind::Title => 200,
+            // A verdict and a short quote per citation.
+            CallKind::Check => self.max_tokens_answer,
         }
     }
 
@@ -680,6 +699,17 @@ impl Config {
                     _ => None,
                 },
             );
+        let check = reader.parse(
+            "CITED_CHECK",
+            "model, lexical or off",
+            "model",
+            |raw| match raw.trim() {
+                "model" => Some(Check::Model),
+                "lexical" => Some(Check::Lexical),
+                "off" => Some(Check::Off),
+                _ => None,
+            },
+        );
         let focus = FocusMap {
             searches: crate::model::Focus::ALL
                 .into_iter()
@@ -859,6 +889,7 @@ impl Config {
             log_json,
             titles,
             related,
+            check,
             focus,
             site_root,
         };
@@ -1022,6 +1053,12 @@ impl fmt::Display for Config {
             Related::Off => "off",
         };
         writeln!(f, "CITED_RELATED={related}")?;
+        let check = match self.check {
+            Check::Model => "model",
+            Check::Lexical => "lexical",
+            Check::Off => "off",
+        };
+        writeln!(f, "CITED_CHECK={check}")?;
         let on_off = |on: bool| if on { "on" } else { "off" };
         writeln!(f, "CITED_IMAGES={}", on_off(self.media.images))?;
         writeln!(f, "CITED_FAVICONS={}", on_off(self.media.favicons))?;

@@ -206,7 +206,7 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
     /// The reply must be JSON of this shape, where the server can enforce it.
     pub schema: Option<Schema>,
-    /// The whole call, first byte to last, may take no longer ([`crate::ssr::pipeline::stream_reply`]
+    /// The whole call, first byte to last, may take no longer ([`reply::stream_reply`]
     /// cuts it there and keeps what came).
     pub deadline: Option<Duration>,
     /// What the call is for: [`routed::Routed`] sends all but answers to the fast model.

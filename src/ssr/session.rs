@@ -90,6 +90,9 @@ pub struct Session {
     /// Cited pages read to check citations, for the conversation they were read in:
     /// each page is read once per conversation (`None`: it could not be read).
     pages: Mutex<PageCache>,
+    /// The model's verdicts on citations (`CITED_CHECK=model`) in that conversation, by
+    /// source URL, sentence and source text length: a citation is judged once.
+    verdicts: Mutex<VerdictCache>,
     /// The version of the browser's stored state this copy holds (`ssr::shared`: another
     /// instance that changes it bumps the version, and this copy is read again).
     version: AtomicU64,
@@ -97,6 +100,12 @@ pub struct Session {
 
 /// The conversation whose pages these are, and each page by URL (`None`: unreadable).
 type PageCache = (Option<String>, HashMap<String, Option<Arc<str>>>);
+
+/// The conversation whose verdicts these are, and each verdict (`None`: no usable one).
+type VerdictCache = (
+    Option<String>,
+    HashMap<(String, String, usize), Option<crate::ssr::align::judge::Verdict>>,
+);
 
 /// Most pages a session keeps for checking citations.
 const MAX_PAGES: usize = 64;
@@ -121,6 +130,7 @@ impl Session {
             next_answer_id: AtomicU64::new(1),
             generation: AtomicU64::new(0),
             pages: Mutex::new((None, HashMap::new())),
+            verdicts: Mutex::new((None, HashMap::new())),
             version: AtomicU64::new(0),
         }
     }
@@ -195,6 +205,37 @@ impl Session {
             return None;
         }
         pages.1.get(url).cloned()
+    }
+
+    /// The model's verdict on a citation of `url` by `sentence` judged in `conversation`
+    /// against a source text of `len` bytes (`Some(None)`: judged, no usable verdict).
+    pub fn cached_verdict(
+        &self,
+        conversation: Option<&str>,
+        key: &(String, String, usize),
+    ) -> Option<Option<crate::ssr::align::judge::Verdict>> {
+        let verdicts = lock(&self.verdicts);
+        if verdicts.0.as_deref() != conversation {
+            return None;
+        }
+        verdicts.1.get(key).cloned()
+    }
+
+    /// Keeps a verdict (forgetting another conversation's).
+    pub fn cache_verdict(
+        &self,
+        conversation: Option<&str>,
+        key: (String, String, usize),
+        verdict: Option<crate::ssr::align::judge::Verdict>,
+    ) {
+        let mut verdicts = lock(&self.verdicts);
+        if verdicts.0.as_deref() != conversation {
+            *verdicts = (conversation.map(str::to_string), HashMap::new());
+        }
+        if verdicts.1.len() >= 4 * MAX_PAGES {
+            verdicts.1.clear();
+        }
+        verdicts.1.insert(key, verdict);
     }
 
     /// Keeps a page read in `conversation` (forgetting another conversation's pages).

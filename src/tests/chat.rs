@@ -484,7 +484,7 @@ async fn ask_over_http_streams_ndjson_and_handles_commands() {
     let checked = events
         .iter()
         .find_map(|e| match e {
-            AnswerEvent::Aligned { alignments } => Some(alignments),
+            AnswerEvent::Aligned { alignments, .. } => Some(alignments),
             _ => None,
         })
         .expect("the citations are checked after the answer");

@@ -123,7 +123,7 @@ fn checked(events: &[AnswerEvent]) -> Vec<crate::model::Alignment> {
     events
         .iter()
         .find_map(|event| match event {
-            AnswerEvent::Aligned { alignments } => Some(alignments.clone()),
+            AnswerEvent::Aligned { alignments, .. } => Some(alignments.clone()),
             _ => None,
         })
         .expect("the citations are checked after Done")
@@ -206,5 +206,208 @@ async fn the_check_can_be_turned_off() {
         .all(|e| !matches!(e, AnswerEvent::Aligned { .. })));
     assert!(
         matches!(super::done_event(&events), Some(AnswerEvent::Done { cited, .. }) if cited == &vec![1])
+    );
+}
+
+/// A model that answers the question with `ANSWER` and the citation check (calls of kind
+/// `Check`) with `verdicts` after `delay`, counting those calls.
+struct Judging {
+    verdicts: &'static str,
+    delay: Duration,
+    judged: AtomicUsize,
+}
+
+const ANSWER: &str = "Tokio is an asynchronous Rust runtime that was first released in 2016 [1].";
+
+#[async_trait]
+impl crate::ssr::llm::ChatModel for Judging {
+    fn kind(&self) -> crate::ssr::llm::ModelKind {
+        crate::ssr::llm::ModelKind::Remote
+    }
+
+    async fn stream(
+        &self,
+        request: crate::ssr::llm::ChatRequest,
+    ) -> Result<crate::ssr::llm::ChatStream, crate::ssr::llm::LlmError> {
+        use crate::ssr::llm::ChatEvent;
+        use futures_util::StreamExt;
+        let judging = request.kind == crate::ssr::config::CallKind::Check;
+        let (text, delay) = if judging {
+            self.judged.fetch_add(1, Ordering::SeqCst);
+            (self.verdicts, self.delay)
+        } else {
+            (ANSWER, Duration::ZERO)
+        };
+        let usage = crate::ssr::llm::Usage {
+            prompt_tokens: 100,
+            completion_tokens: 10,
+        };
+        let events = futures_util::stream::once(async move {
+            tokio::time::sleep(delay).await;
+            Ok(ChatEvent::Text(text.to_string()))
+        })
+        .chain(futures_util::stream::once(async move {
+            Ok(ChatEvent::Done {
+                finish_reason: None,
+                usage: Some(usage),
+            })
+        }));
+        Ok(Box::pin(events))
+    }
+}
+
+fn judged_state(
+    addr: SocketAddr,
+    verdicts: &'static str,
+    delay: Duration,
+    deadline: &str,
+) -> (AppState, Arc<Judging>) {
+    let config = super::pipeline_config(
+        "http://127.0.0.1:9",
+        &[
+            ("CITED_ALIGN_DEADLINE_SECS", deadline),
+            ("CITED_CHECK", "model"),
+        ],
+    );
+    let mut state = AppState::new(config);
+    state.search = Arc::new(OnePage {
+        url: format!("http://{addr}/tokio"),
+    });
+    let model = Arc::new(Judging {
+        verdicts,
+        delay,
+        judged: AtomicUsize::new(0),
+    });
+    state.llm = Arc::clone(&model) as Arc<dyn crate::ssr::llm::ChatModel>;
+    state.fetch = Arc::new(FetchPolicy {
+        allow: HashSet::from([addr]),
+        ..FetchPolicy::default()
+    });
+    (state, model)
+}
+
+fn aligned_usage(events: &[AnswerEvent]) -> Option<crate::model::TokenUsage> {
+    events.iter().find_map(|event| match event {
+        AnswerEvent::Aligned { usage, .. } => usage.clone(),
+        _ => None,
+    })
+}
+
+#[tokio::test]
+async fn the_models_verdict_with_a_quote_from_the_page_replaces_the_offline_one_once_per_conversation(
+) {
+    let addr = page_server(Arc::new(AtomicUsize::new(0))).await;
+    // Offline the sentence is supported; the judge says partial, quoting the page.
+    let verdicts =
+        r#"{"verdicts":[{"id":1,"verdict":"partial","quote":"first released in 2016"}]}"#;
+    let (state, model) = judged_state(addr, verdicts, Duration::ZERO, "20");
+    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    let events = ask(&state, &session, "What is Tokio?").await;
+    let check = checked(&events);
+    assert_eq!(check[0].support, Support::Partial, "{check:?}");
+    let marked: Vec<&str> = check[0]
+        .matched
+        .iter()
+        .map(|&(a, b)| &check[0].passage[a as usize..b as usize])
+        .collect();
+    assert_eq!(marked, ["first released in 2016"], "{check:?}");
+    assert!(check[0]
+        .passage
+        .starts_with("Tokio is an asynchronous runtime"));
+    assert!(check[0].offset.is_some());
+    // The judge's tokens join the answer's: two calls, shown again with the check.
+    let usage = aligned_usage(&events).expect("the usage comes with the check");
+    assert_eq!((usage.calls, usage.prompt_tokens), (2, 200));
+    assert_eq!(
+        session.conversation()[0].usage.as_ref().map(|u| u.calls),
+        Some(2)
+    );
+    assert_eq!(model.judged.load(Ordering::SeqCst), 1);
+    // The same sentence citing the same page later in the conversation: judged once.
+    let again = ask(&state, &session, "When was Tokio released?").await;
+    assert_eq!(checked(&again)[0].support, Support::Partial);
+    assert_eq!(
+        model.judged.load(Ordering::SeqCst),
+        1,
+        "judged once per conversation"
+    );
+}
+
+#[tokio::test]
+async fn a_quote_the_page_does_not_hold_or_an_unreadable_reply_leaves_the_offline_verdict() {
+    let addr = page_server(Arc::new(AtomicUsize::new(0))).await;
+    for verdicts in [
+        r#"{"verdicts":[{"id":1,"verdict":"unsupported","quote":"first released in 2019"}]}"#,
+        "I think the citation is fine.",
+        r#"{"verdicts":[{"id":1,"verdict":"maybe","quote":"first released in 2016"}]}"#,
+    ] {
+        let (state, model) = judged_state(addr, verdicts, Duration::ZERO, "20");
+        let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+        let events = ask(&state, &session, "What is Tokio?").await;
+        let check = checked(&events);
+        assert_eq!(
+            check[0].support,
+            Support::Supported,
+            "{verdicts}: {check:?}"
+        );
+        assert!(check[0]
+            .passage
+            .starts_with("Tokio is an asynchronous runtime"));
+        assert_eq!(model.judged.load(Ordering::SeqCst), 1);
+    }
+}
+
+#[tokio::test]
+async fn a_judge_slower_than_the_deadline_or_a_stop_leaves_the_offline_verdict() {
+    let addr = page_server(Arc::new(AtomicUsize::new(0))).await;
+    let verdicts =
+        r#"{"verdicts":[{"id":1,"verdict":"partial","quote":"first released in 2016"}]}"#;
+    // The deadline: 2 s for reading the page and judging; the judge takes 30.
+    let (state, model) = judged_state(addr, verdicts, Duration::from_secs(30), "2");
+    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    let started = Instant::now();
+    let events = ask(&state, &session, "What is Tokio?").await;
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(checked(&events)[0].support, Support::Supported);
+    assert_eq!(model.judged.load(Ordering::SeqCst), 1, "it was asked");
+
+    // The stop button while the judge thinks: the answer ends without its verdict.
+    let (state, model) = judged_state(addr, verdicts, Duration::from_secs(30), "60");
+    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    let (sender, mut receiver) = tokio::sync::mpsc::channel(4096);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let run = tokio::spawn(crate::ssr::answer::run(
+        state.clone(),
+        Arc::clone(&session),
+        input("What is Tokio?"),
+        cancel.clone(),
+        sender,
+    ));
+    let mut events = Vec::new();
+    let asked_by = Instant::now() + Duration::from_secs(20);
+    while model.judged.load(Ordering::SeqCst) == 0 {
+        assert!(Instant::now() < asked_by, "the judge is asked: {events:?}");
+        if let Ok(event) = tokio::time::timeout(Duration::from_millis(50), receiver.recv()).await {
+            let event = event.unwrap_or_else(|| {
+                panic!("the answer is over before the judge is asked: {events:?}")
+            });
+            events.push(event);
+        }
+    }
+    cancel.cancel();
+    let exchange = tokio::time::timeout(Duration::from_secs(10), run)
+        .await
+        .expect("a stop does not wait for the judge")
+        .unwrap();
+    while let Some(event) = receiver.recv().await {
+        events.push(event);
+    }
+    assert!(
+        exchange
+            .alignments
+            .iter()
+            .all(|a| a.support != Support::Partial),
+        "{:?}",
+        exchange.alignments
     );
 }

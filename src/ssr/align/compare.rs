@@ -206,47 +206,22 @@ mod tests {
 
     #[test]
     fn a_swapped_or_opposite_comparison_is_reversed() {
-        let source = "robusta has about twice the caffeine of arabica";
-        assert_eq!(
-            check("arabica has twice the caffeine of robusta", source),
-            Some(true)
-        );
-        assert_eq!(
-            check("robusta has twice the caffeine of arabica", source),
-            Some(false)
-        );
-        assert_eq!(
-            check("the caffeine of robusta is twice that of arabica", source),
-            Some(false)
-        );
-        assert_eq!(
-            check(
-                "trains are slower than planes",
-                "planes are faster than trains"
-            ),
-            Some(false)
-        );
-        assert_eq!(
-            check(
-                "trains are faster than planes",
-                "planes are faster than trains"
-            ),
-            Some(true)
-        );
+        // Content words only, as `align` passes them.
+        let source = "robusta about twice caffeine arabica";
+        assert_eq!(check("arabica twice caffeine robusta", source), Some(true));
+        assert_eq!(check("robusta twice caffeine arabica", source), Some(false));
+        assert_eq!(check("caffeine robusta twice arabica", source), Some(false));
+        let planes = "planes faster trains";
+        assert_eq!(check("trains slower planes", planes), Some(false));
+        assert_eq!(check("trains faster planes", planes), Some(true));
         assert_eq!(
             check("阿拉比卡 比 罗布斯塔 多", "罗布斯塔 比 阿拉比卡 多"),
             Some(true)
         );
+        assert_eq!(check("tower tall", planes), None);
+        assert_eq!(check("pit one smallest", "pit one largest"), Some(true));
         assert_eq!(
-            check("the tower is tall", "planes are faster than trains"),
-            None
-        );
-        assert_eq!(
-            check("pit one is the smallest", "pit one is the largest"),
-            Some(true)
-        );
-        assert_eq!(
-            check("whichever is lower", "whichever is higher applies"),
+            check("whichever lower", "whichever higher applies"),
             Some(true)
         );
     }

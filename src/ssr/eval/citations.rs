@@ -101,6 +101,46 @@ pub fn judge_lexical(pairs: &[Pair]) -> Vec<Judged> {
         .collect()
 }
 
+/// Pairs judged by the model at once.
+pub const BATCH: usize = 8;
+
+/// The model's verdicts (`--check model`), in batches of [`BATCH`] the way an answer's
+/// citations are judged: the offline checker's best passage shown with its surroundings, a
+/// verdict kept only when its quote is in the source; the offline verdict where the model
+/// gives none. Also returns how many pairs the model judged.
+pub async fn judge_model(
+    llm: &dyn crate::ssr::llm::ChatModel,
+    limits: &crate::ssr::llm::ModelLimits,
+    pairs: &[Pair],
+) -> (Vec<Judged>, usize) {
+    use crate::ssr::align::judge::{judge, Case};
+    let mut judged = judge_lexical(pairs);
+    let mut by_model = 0;
+    for (batch, start) in pairs.chunks(BATCH).zip((0..).step_by(BATCH)) {
+        let cases: Vec<Case> = batch
+            .iter()
+            .map(|pair| {
+                let found = align(&pair.sentence, &pair.source.text);
+                Case {
+                    sentence: pair.sentence.clone(),
+                    source: pair.source.text.clone(),
+                    passage: (found.offset, found.offset + found.passage.len()),
+                }
+            })
+            .collect();
+        let Some(verdicts) = judge(llm, limits, &cases, limits.call_deadline, None).await else {
+            continue;
+        };
+        for (i, verdict) in verdicts.verdicts.into_iter().enumerate() {
+            if let Some(verdict) = verdict {
+                judged[start + i].verdict = verdict.support;
+                by_model += 1;
+            }
+        }
+    }
+    (judged, by_model)
+}
+
 /// `--explain`: each pair's label, verdict and the features the verdict came from, one
 /// JSON object per line.
 pub fn explain_lines(judged: &[Judged]) -> Vec<String> {

@@ -18,9 +18,11 @@ impl Routed {
     fn pick(&self, kind: CallKind) -> &dyn ChatModel {
         match kind {
             CallKind::Answer => self.answer.as_ref(),
-            CallKind::Plan | CallKind::Verify | CallKind::Branch | CallKind::Title => {
-                self.fast.as_ref()
-            }
+            CallKind::Plan
+            | CallKind::Verify
+            | CallKind::Branch
+            | CallKind::Title
+            | CallKind::Check => self.fast.as_ref(),
         }
     }
 }

@@ -1,8 +1,10 @@
 //! After an answer: each citation checked against its source (`ssr::align`). The cited web
 //! pages are read once per conversation through the guarded reader (the search snippet
 //! stands in for a page that cannot be read); a knowledge-base or file passage is checked
-//! against its text and its neighbours'. All under `CITED_ALIGN_DEADLINE_SECS`, and the
-//! matching runs on a blocking thread.
+//! against its text and its neighbours'. The offline checker (`ssr::align`) runs on a
+//! blocking thread; then, with `CITED_CHECK=model` and a model, the model judges every
+//! citation in one call (`align::judge`), its verdicts kept per conversation. All under
+//! `CITED_ALIGN_DEADLINE_SECS`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -12,6 +14,7 @@ use futures_util::StreamExt;
 use crate::citation::coverage::cited_sentences;
 use crate::citation::{urls, Lookup, SourceMap};
 use crate::model::{Alignment, Exchange, SourceKind};
+use crate::ssr::align::judge::{self, Case, Verdict};
 use crate::ssr::align::{align, Aligned};
 use crate::ssr::fetch::deep_read;
 use crate::ssr::pipeline::Turn;
@@ -26,34 +29,69 @@ struct SourceText {
     snippet: String,
 }
 
-/// The better of the page and the snippet (the page when they tie).
-fn best_alignment(sentence: &str, source: &SourceText) -> (Aligned, bool) {
+/// The better of the page and the snippet (the page when they tie), and the text it was
+/// found in.
+fn best_alignment(sentence: &str, source: &SourceText) -> (Aligned, bool, Arc<str>) {
     let snippet = align(sentence, &source.snippet);
     match &source.page {
         Some(page) => {
             let on_page = align(sentence, page);
             if snippet.support.strength() > on_page.support.strength() {
-                (snippet, false)
+                (snippet, false, Arc::from(source.snippet.as_str()))
             } else {
-                (on_page, true)
+                (on_page, true, Arc::clone(page))
             }
         }
-        None => (snippet, false),
+        None => (snippet, false, Arc::from(source.snippet.as_str())),
     }
+}
+
+/// One citation checked offline, with what the judge needs.
+struct Checked {
+    alignment: Alignment,
+    sentence: String,
+    url: String,
+    text: Arc<str>,
+    on_page: bool,
+    passage: (usize, usize),
+}
+
+/// The judge's verdict in place of the offline one: the passage becomes the sentence(s)
+/// holding the quote, marked where the quote is.
+fn apply(checked: &mut Checked, verdict: &Verdict) {
+    let (from, to) = verdict.quote;
+    let text = &checked.text;
+    let start = text[..from]
+        .rfind(['。', '！', '？', '\n', '.', '!', '?'])
+        .map_or(0, |at| {
+            at + text[at..].chars().next().map_or(1, char::len_utf8)
+        });
+    let start = start + (text[start..from].len() - text[start..from].trim_start().len());
+    let end = text[to..]
+        .find(['。', '！', '？', '\n', '.', '!', '?'])
+        .map_or(text.len(), |at| {
+            to + at + text[to + at..].chars().next().map_or(1, char::len_utf8)
+        });
+    let alignment = &mut checked.alignment;
+    alignment.support = verdict.support;
+    alignment.passage = text[start..end].to_string();
+    alignment.matched = vec![((from - start) as u32, (to - start) as u32)];
+    alignment.offset = checked.on_page.then_some(start as u32);
 }
 
 impl Turn {
     /// Every found citation of the answer's claims, checked; empty when the check is off,
     /// the answer was stopped, or the deadline passed first.
-    pub(super) async fn check_citations(&self, exchange: &Exchange) -> Vec<Alignment> {
+    /// Also says whether a model judged them.
+    pub(super) async fn check_citations(&self, exchange: &Exchange) -> (Vec<Alignment>, bool) {
         let limit = self.state.config.align_deadline;
         if limit.is_zero() || exchange.stopped || self.cancel.is_cancelled() {
-            return Vec::new();
+            return (Vec::new(), false);
         }
         let sources = SourceMap::new(exchange.sources.iter().cloned());
         let cited = cited_sentences(&exchange.answer, &sources);
         if cited.is_empty() {
-            return Vec::new();
+            return (Vec::new(), false);
         }
         let deadline = tokio::time::Instant::now() + limit;
         let numbers: Vec<u32> = {
@@ -87,46 +125,140 @@ impl Turn {
             .filter_map(|found| async move { found })
             .collect()
             .await;
+        let urls: HashMap<u32, String> = texts
+            .keys()
+            .filter_map(|n| Some((*n, sources.lookup(*n)?.url.clone())))
+            .collect();
         let work = crate::ssr::blocking::run(move || {
             // One sentence may cite a source twice: check each pair once.
-            let mut done: HashMap<(String, u32), Alignment> = HashMap::new();
-            cited
-                .into_iter()
-                .filter_map(|cite| {
-                    let source = texts.get(&cite.number)?;
-                    let key = (cite.sentence.clone(), cite.number);
-                    let mut alignment = done
-                        .entry(key)
-                        .or_insert_with(|| {
-                            let (found, on_page) = best_alignment(&cite.sentence, source);
-                            Alignment {
-                                ordinal: cite.ordinal,
-                                number: cite.number,
-                                support: found.support,
-                                passage: found.passage,
-                                matched: found.matched,
-                                offset: on_page.then_some(found.offset as u32),
-                            }
-                        })
-                        .clone();
-                    alignment.ordinal = cite.ordinal;
-                    Some(alignment)
-                })
-                .collect::<Vec<_>>()
+            let mut done: HashMap<(String, u32), Checked> = HashMap::new();
+            let mut order = Vec::new();
+            for cite in cited {
+                let Some(source) = texts.get(&cite.number) else {
+                    continue;
+                };
+                let key = (cite.sentence.clone(), cite.number);
+                done.entry(key.clone()).or_insert_with(|| {
+                    let (found, on_page, text) = best_alignment(&cite.sentence, source);
+                    Checked {
+                        alignment: Alignment {
+                            ordinal: cite.ordinal,
+                            number: cite.number,
+                            support: found.support,
+                            passage: found.passage.clone(),
+                            matched: found.matched,
+                            offset: on_page.then_some(found.offset as u32),
+                        },
+                        sentence: cite.sentence.clone(),
+                        url: urls.get(&cite.number).cloned().unwrap_or_default(),
+                        text,
+                        on_page,
+                        passage: (found.offset, found.offset + found.passage.len()),
+                    }
+                });
+                order.push((key, cite.ordinal));
+            }
+            (done, order)
         });
         let checked = tokio::select! {
             biased;
             () = self.cancel.cancelled() => None,
             done = tokio::time::timeout_at(deadline, work) => done.ok().flatten(),
         };
-        let Some(alignments) = checked else {
+        let Some((mut done, order)) = checked else {
             tracing::warn!(
                 deadline_secs = limit.as_secs(),
                 "citations not checked before the deadline"
             );
-            return Vec::new();
+            return (Vec::new(), false);
         };
-        alignments
+        let judged = self
+            .judge(&mut done, conversation.as_deref(), deadline)
+            .await;
+        let alignments = order
+            .into_iter()
+            .filter_map(|(key, ordinal)| {
+                let mut alignment = done.get(&key)?.alignment.clone();
+                alignment.ordinal = ordinal;
+                Some(alignment)
+            })
+            .collect();
+        (alignments, judged)
+    }
+
+    /// With `CITED_CHECK=model` and a model: the model's verdicts in place of the offline
+    /// ones where it gave a usable one (each citation judged once per conversation).
+    /// Whether the model was asked.
+    async fn judge(
+        &self,
+        done: &mut HashMap<(String, u32), Checked>,
+        conversation: Option<&str>,
+        deadline: tokio::time::Instant,
+    ) -> bool {
+        if self.state.config.check != crate::ssr::config::Check::Model
+            || self.llm.kind() != crate::ssr::llm::ModelKind::Remote
+            || self.cancel.is_cancelled()
+        {
+            return false;
+        }
+        let cache_key = |c: &Checked| (c.url.clone(), c.sentence.clone(), c.text.len());
+        let mut asked: Vec<(String, u32)> = Vec::new();
+        for (key, checked) in done.iter_mut() {
+            match self
+                .session
+                .cached_verdict(conversation, &cache_key(checked))
+            {
+                Some(Some(verdict)) => apply(checked, &verdict),
+                Some(None) => {}
+                None => asked.push(key.clone()),
+            }
+        }
+        if asked.is_empty() {
+            return false;
+        }
+        asked.sort();
+        let cases: Vec<Case> = asked
+            .iter()
+            .filter_map(|key| done.get(key))
+            .map(|c| Case {
+                sentence: c.sentence.clone(),
+                source: c.text.to_string(),
+                passage: c.passage,
+            })
+            .collect();
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let limits = &self.state.config.limits;
+        let call = judge::judge(
+            self.llm.as_ref(),
+            limits,
+            &cases,
+            left,
+            Some(self.meter.as_ref()),
+        );
+        let judged = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => return true,
+            judged = call => judged,
+        };
+        let Some(judged) = judged else {
+            return true;
+        };
+        if judged.voided > 0 {
+            tracing::info!(
+                voided = judged.voided,
+                "the citation judge quoted what its source does not say: the offline verdicts stand"
+            );
+        }
+        for (key, verdict) in asked.iter().zip(judged.verdicts) {
+            if let Some(checked) = done.get_mut(key) {
+                if let Some(verdict) = &verdict {
+                    apply(checked, verdict);
+                }
+                self.session
+                    .cache_verdict(conversation, cache_key(checked), verdict);
+            }
+        }
+        true
     }
 
     /// The page's readable text (read once per conversation) and the snippet.

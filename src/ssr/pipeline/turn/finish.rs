@@ -66,18 +66,7 @@ impl Turn {
             let text = self.texts().uncited_warning.to_string();
             self.warn_anyway(text).await;
         }
-        let usage = self.meter.usage();
-        if usage.calls > 0 {
-            let cost = self
-                .state
-                .config
-                .limits
-                .cost(usage.prompt_tokens, usage.completion_tokens);
-            self.exchange.usage = Some(crate::model::TokenUsage {
-                cost_micros: cost.map(|cost| (cost * 1e6).round() as u64),
-                ..usage
-            });
-        }
+        self.exchange.usage = self.usage();
         let mut exchange = std::mem::take(&mut self.exchange);
         exchange.done = true;
         tracing::info!(chars = exchange.answer.chars().count(), cited = ?exchange.cited, coverage = ?exchange.coverage, usage = ?exchange.usage, stopped = exchange.stopped, "answer done");
@@ -91,25 +80,31 @@ impl Turn {
         self.send_anyway(done).await;
         // The answer is on screen; now, side by side, its citations are checked against
         // their pages and its follow-up questions are written.
-        let checking = !self.state.config.align_deadline.is_zero();
+        let checking = !self.state.config.align_deadline.is_zero()
+            && self.state.config.check != crate::ssr::config::Check::Off;
         let check = async {
             if !checking || !answered || exchange.stopped || exchange.cited.is_empty() {
                 return None;
             }
             let _ = self.status(Some(crate::model::Status::Aligning)).await;
-            let alignments = self.check_citations(&exchange).await;
+            let (alignments, judged) = self.check_citations(&exchange).await;
             let share = crate::model::SupportShare::of(&alignments);
             tracing::info!(
                 checked = share.checked,
                 supported = share.supported,
                 partial = share.partial,
+                not_checked = share.not_checked,
+                judged,
                 "citations checked"
             );
+            // The judge's tokens join the answer's.
+            let usage = judged.then(|| self.usage()).flatten();
             self.send_anyway(AnswerEvent::Aligned {
                 alignments: alignments.clone(),
+                usage: usage.clone(),
             })
             .await;
-            Some(alignments)
+            Some((alignments, usage))
         };
         let follow_ups = async {
             let (questions, asked) = self.related(&exchange).await;
@@ -126,8 +121,11 @@ impl Turn {
         if alignments.is_some() || asked {
             let _ = self.status(None).await;
         }
-        if let Some(alignments) = alignments {
+        if let Some((alignments, usage)) = alignments {
             exchange.alignments = alignments;
+            if usage.is_some() {
+                exchange.usage = usage;
+            }
         }
         exchange.related = related;
         exchange.state = if exchange.stopped {
@@ -158,6 +156,20 @@ impl Turn {
         self.browser_changed().await;
         self.count(&exchange);
         exchange
+    }
+
+    /// What the answer's model calls used so far, with their cost when prices are set;
+    /// `None` when no model was called.
+    fn usage(&self) -> Option<crate::model::TokenUsage> {
+        let usage = self.meter.usage();
+        (usage.calls > 0).then(|| {
+            let limits = &self.state.config.limits;
+            let cost = limits.cost(usage.prompt_tokens, usage.completion_tokens);
+            crate::model::TokenUsage {
+                cost_micros: cost.map(|cost| (cost * 1e6).round() as u64),
+                ..usage
+            }
+        })
     }
 
     /// Records the ended answer in the metrics.

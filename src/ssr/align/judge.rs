@@ -1,0 +1,281 @@
+//! The model as the judge of citations (`CITED_CHECK=model`): after the answer, one call
+//! (to the fast model when there is one) labels every cited (sentence, passages) pair
+//! supported, partial or unsupported and quotes the span of the passages its verdict rests
+//! on. A quote the source does not hold word for word voids that verdict: the offline
+//! checker's stands. So does an unreadable reply, a cut one, or none before the deadline.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::model::Support;
+use crate::ssr::llm::reply::{stream_reply, Collect, Meter};
+use crate::ssr::llm::{CallKind, ChatModel, ChatRequest, Message, ModelLimits, Schema};
+
+/// The most characters of source text shown for one citation.
+const CONTEXT_CHARS: usize = 900;
+
+/// One citation to judge: the sentence, the source's text, and where the offline checker
+/// found the best passage in it (byte range).
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub sentence: String,
+    pub source: String,
+    pub passage: (usize, usize),
+}
+
+/// The model's verdict on one case, its quote found in the source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub support: Support,
+    /// Where the quote stands in the source text (byte range).
+    pub quote: (usize, usize),
+}
+
+/// What the judge's reply gave: one entry per case (`None`: no usable verdict).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judged {
+    pub verdicts: Vec<Option<Verdict>>,
+    /// Verdicts dropped because their quote is not in the source.
+    pub voided: usize,
+}
+
+/// The text shown for a case: its passage with what surrounds it, up to
+/// [`CONTEXT_CHARS`], cut at character boundaries.
+pub fn context(case: &Case) -> &str {
+    let text = &case.source;
+    let (from, to) = case.passage;
+    let (from, to) = (from.min(text.len()), to.min(text.len()));
+    let room = CONTEXT_CHARS.saturating_sub(text[from..to].chars().count()) / 2;
+    let start = text[..from]
+        .char_indices()
+        .rev()
+        .nth(room.saturating_sub(1))
+        .map_or(0, |(i, _)| i);
+    let end = text[to..]
+        .char_indices()
+        .nth(room)
+        .map_or(text.len(), |(i, _)| to + i);
+    let (start, end) = if room == 0 { (from, to) } else { (start, end) };
+    &text[start..end]
+}
+
+const SYSTEM: &str = "You check the citations of an answer. Each item has a CLAIM (a sentence of the answer) and the PASSAGES of the source it cites; they may be in different languages (Chinese and English): judge the meaning, not the words. For each item decide: \"supported\" when the passages state all of the claim; \"partial\" when they state part of it and the rest is absent; \"unsupported\" when they contradict it (another number, name, date, the opposite statement, a reversed comparison) or do not state it at all. Copy into \"quote\" the shortest span of the passages your verdict rests on, character for character (for \"unsupported\", the span that contradicts the claim, or the closest span). Reply with JSON only: {\"verdicts\":[{\"id\":1,\"verdict\":\"supported\",\"quote\":\"...\"}]}, one entry per item.";
+
+/// The request for `cases`.
+pub fn request(cases: &[Case], limits: &ModelLimits, deadline: Duration) -> ChatRequest {
+    let mut user = String::new();
+    for (i, case) in cases.iter().enumerate() {
+        user.push_str(&format!(
+            "[{}]\nCLAIM: {}\nPASSAGES: {}\n\n",
+            i + 1,
+            case.sentence.trim(),
+            context(case).trim()
+        ));
+    }
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "verdicts": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "integer"},
+                        "verdict": {"type": "string", "enum": ["supported", "partial", "unsupported"]},
+                        "quote": {"type": "string"}
+                    },
+                    "required": ["id", "verdict", "quote"]
+                }
+            }
+        },
+        "required": ["verdicts"]
+    });
+    ChatRequest {
+        schema: Some(Schema {
+            name: "citation_verdicts",
+            schema,
+        }),
+        deadline: Some(deadline.min(limits.call_deadline)),
+        ..ChatRequest::bounded(
+            vec![Message::System(SYSTEM.to_string()), Message::User(user)],
+            CallKind::Check,
+            limits,
+        )
+    }
+}
+
+/// Whitespace collapsed to single spaces, with the byte offset in `text` of each kept char.
+fn squeezed(text: &str) -> (String, Vec<usize>) {
+    let mut out = String::with_capacity(text.len());
+    let mut offsets = Vec::with_capacity(text.len());
+    let mut space = false;
+    for (i, c) in text.char_indices() {
+        if c.is_whitespace() {
+            space = !out.is_empty();
+            continue;
+        }
+        if space {
+            out.push(' ');
+            offsets.push(i);
+            space = false;
+        }
+        let start = out.len();
+        out.push(c);
+        offsets.extend(std::iter::repeat_n(i, out.len() - start));
+    }
+    (out, offsets)
+}
+
+/// Where `quote` stands in `source`, word for word (whitespace aside); `None` when it does
+/// not, or is empty.
+pub fn find_quote(source: &str, quote: &str) -> Option<(usize, usize)> {
+    let (quote, _) = squeezed(quote.trim().trim_matches(['"', '“', '”', '「', '」']));
+    if quote.is_empty() {
+        return None;
+    }
+    let (text, offsets) = squeezed(source);
+    let at = text.find(&quote)?;
+    let start = offsets[at];
+    let last = offsets[at + quote.len() - 1];
+    let end = last + source[last..].chars().next().map_or(1, char::len_utf8);
+    Some((start, end))
+}
+
+/// Reads the model's reply: a verdict per case whose quote the case's source holds.
+pub fn read(reply: &str, cases: &[Case]) -> Option<Judged> {
+    let value: Value = crate::ssr::tolerant::parse_value(reply).ok()?;
+    let list = value.get("verdicts")?.as_array()?;
+    let mut verdicts = vec![None; cases.len()];
+    let mut voided = 0;
+    for (position, item) in list.iter().enumerate() {
+        let id = item
+            .get("id")
+            .and_then(Value::as_u64)
+            .and_then(|id| usize::try_from(id).ok())
+            .unwrap_or(position + 1);
+        let Some(case) = id.checked_sub(1).and_then(|i| cases.get(i)) else {
+            continue;
+        };
+        let support = match item.get("verdict").and_then(Value::as_str).map(str::trim) {
+            Some("supported") => Support::Supported,
+            Some("partial") => Support::Partial,
+            Some("unsupported") => Support::NotFound,
+            _ => continue,
+        };
+        let quote = item.get("quote").and_then(Value::as_str).unwrap_or("");
+        match find_quote(&case.source, quote) {
+            Some(quote) => verdicts[id - 1] = Some(Verdict { support, quote }),
+            None => voided += 1,
+        }
+    }
+    Some(Judged { verdicts, voided })
+}
+
+/// Asks `llm` to judge `cases` in one call, within `deadline`. `None` when the call failed,
+/// was cut, or its reply could not be read: the offline verdicts stand.
+pub async fn judge(
+    llm: &dyn ChatModel,
+    limits: &ModelLimits,
+    cases: &[Case],
+    deadline: Duration,
+    meter: Option<&Meter>,
+) -> Option<Judged> {
+    if cases.is_empty() {
+        return Some(Judged {
+            verdicts: Vec::new(),
+            voided: 0,
+        });
+    }
+    let request = request(cases, limits, deadline);
+    let mut sink = Collect { meter };
+    let reply = tokio::time::timeout(deadline, stream_reply(llm, request, &mut sink))
+        .await
+        .ok()?
+        .ok()?;
+    if let Some(meter) = meter {
+        meter.add(&reply);
+    }
+    if let Some(error) = &reply.error {
+        tracing::info!(%error, "the citation judge failed; the offline check stands");
+        return None;
+    }
+    if reply.cut.is_some() {
+        tracing::info!(cut = ?reply.cut, "the citation judge's reply was cut; the offline check stands");
+        return None;
+    }
+    let judged = read(&reply.text, cases);
+    if judged.is_none() {
+        tracing::info!("the citation judge's reply could not be read; the offline check stands");
+    }
+    judged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(sentence: &str, source: &str) -> Case {
+        Case {
+            sentence: sentence.into(),
+            source: source.into(),
+            passage: (0, source.len()),
+        }
+    }
+
+    #[test]
+    fn a_quote_is_found_whatever_its_spacing_and_nowhere_else() {
+        let source = "Robusta beans contain about\n  twice the caffeine of arabica. 咖啡 好喝。";
+        let (from, to) = find_quote(source, "about twice the caffeine").unwrap();
+        assert_eq!(&source[from..to], "about\n  twice the caffeine");
+        let (from, to) = find_quote(source, "“咖啡 好喝”").unwrap();
+        assert_eq!(&source[from..to], "咖啡 好喝");
+        assert_eq!(find_quote(source, "thrice the caffeine"), None);
+        assert_eq!(find_quote(source, "  "), None);
+    }
+
+    #[test]
+    fn verdicts_need_a_quote_from_their_own_source() {
+        let cases = [
+            case("A", "Robusta has twice the caffeine of arabica."),
+            case("B", "The tower is 330 m tall."),
+        ];
+        let reply = r#"```json
+{"verdicts":[{"id":1,"verdict":"supported","quote":"twice the caffeine"},
+ {"id":2,"verdict":"unsupported","quote":"twice the caffeine"}]}
+```"#;
+        let judged = read(reply, &cases).unwrap();
+        assert_eq!(judged.voided, 1);
+        assert_eq!(
+            judged.verdicts[0].as_ref().map(|v| v.support),
+            Some(Support::Supported)
+        );
+        assert_eq!(judged.verdicts[1], None);
+        assert_eq!(read("no json here", &cases), None);
+        let odd = read(r#"{"verdicts":[{"id":9,"verdict":"supported","quote":"x"},{"id":1,"verdict":"maybe","quote":"twice"}]}"#, &cases).unwrap();
+        assert_eq!(odd.verdicts, vec![None, None]);
+    }
+
+    #[test]
+    fn the_context_keeps_the_passage_and_some_of_its_surroundings() {
+        let source = format!(
+            "{}Target sentence here.{}",
+            "前".repeat(2000),
+            "后".repeat(2000)
+        );
+        let start = source.find("Target").unwrap();
+        let case = Case {
+            sentence: "s".into(),
+            source: source.clone(),
+            passage: (start, start + "Target sentence here.".len()),
+        };
+        let shown = context(&case);
+        assert!(shown.contains("Target sentence here."));
+        assert!(
+            shown.chars().count() <= CONTEXT_CHARS + 1,
+            "{}",
+            shown.chars().count()
+        );
+        assert!(shown.starts_with('前') && shown.ends_with('后'));
+    }
+}
