@@ -9,7 +9,7 @@ test('a citation card shows the passage that supports its sentence, with its lev
   await askQuestion(page, 'Tokio 是什么运行时？');
   const answer = page.locator('.answer').last();
   // The footer counts the checked citations once the check is done.
-  await expect(answer.locator('.answer-meta')).toContainText(/来源支持：\d+\/2 处引用/);
+  await expect(answer.locator('.answer-meta')).toContainText(/来源支持：\d+\/\d+ 处引用/);
   const cite = answer.getByRole('link', { name: /^引用 1/ });
   if (isMobile) await cite.tap(); else await cite.hover();
   const card = page.getByRole('tooltip');
@@ -46,4 +46,26 @@ test('the keyboard opens the card with its passage too', async ({ page, isMobile
   await expect(card.locator('.cite-passage')).not.toBeEmpty();
   await page.keyboard.press('Escape');
   await expect(card).toBeHidden();
+});
+
+// The second sentence (Chinese) cites an English page that says nothing the dictionary can
+// match to it: the checker cannot tell, and says so rather than accuse.
+test('a citation the checker cannot judge says 未能核对, by hover, tap and keyboard', async ({ page, isMobile }) => {
+  await openHydrated(page);
+  await askQuestion(page, 'Tokio 是什么运行时？');
+  const answer = page.locator('.answer').last();
+  await expect(answer.locator('.answer-meta')).toContainText(/，1 处未能核对/);
+  const cite = answer.getByRole('link', { name: /^引用 2/ });
+  await expect(cite).toHaveAccessibleName(/（未能核对）$/);
+  if (isMobile) await cite.tap(); else await cite.hover();
+  const card = page.getByRole('tooltip');
+  await expect(card.locator('.support-level')).toHaveText('未能核对');
+  await expect(answer.locator('.cite.unchecked')).toHaveCount(1);
+  await expect(answer.locator('.cite.unsupported')).toHaveCount(0);
+  if (!isMobile) {
+    await page.mouse.move(0, 0);
+    await expect(card).toBeHidden();
+    await cite.focus();
+    await expect(page.getByRole('tooltip').locator('.support-level')).toHaveText('未能核对');
+  }
 });

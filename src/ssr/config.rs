@@ -1239,10 +1239,12 @@ impl Reader<'_> {
                     "an HTTP header name such as X-Forwarded-User",
                     "X-Forwarded-User",
                     |raw| {
+                        // An HTTP token (RFC 9110), compared lower-cased as headers are.
                         let raw = raw.trim();
-                        axum::http::HeaderName::from_bytes(raw.as_bytes())
-                            .ok()
-                            .map(|name| name.as_str().to_string())
+                        let tchar =
+                            |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+                        (!raw.is_empty() && raw.chars().all(tchar))
+                            .then(|| raw.to_ascii_lowercase())
                     },
                 ),
                 from: self.parse(

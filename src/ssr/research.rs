@@ -673,6 +673,7 @@ pub fn result_json(exchange: &Exchange) -> serde_json::Value {
             "checked": share.checked,
             "supported": share.supported,
             "partial": share.partial,
+            "not_checked": share.not_checked,
             "percent": share.percent(),
         }),
         "alignments": exchange.alignments,

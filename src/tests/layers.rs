@@ -77,6 +77,24 @@ fn module_path(relative: &Path) -> String {
     parts.join("::")
 }
 
+/// At a raw string literal's start (`r`, or `br`, then `#`s and `"`, not inside an
+/// identifier): the length of its opening and its number of `#`.
+fn raw_string_at(chars: &[char], i: usize) -> Option<(usize, usize)> {
+    if i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_') {
+        return None;
+    }
+    let mut j = i;
+    if chars.get(j) == Some(&'b') {
+        j += 1;
+    }
+    if chars.get(j) != Some(&'r') {
+        return None;
+    }
+    j += 1;
+    let hashes = chars[j..].iter().take_while(|c| **c == '#').count();
+    (chars.get(j + hashes) == Some(&'"')).then_some((j + hashes + 1 - i, hashes))
+}
+
 /// The code with comments, string and char literals blanked out, and `#[cfg(test)]`
 /// modules (braced blocks) left out.
 fn checked_code(source: &str) -> String {
@@ -106,6 +124,17 @@ fn checked_code(source: &str) -> String {
                 }
             }
             out.push(' ');
+        } else if let Some(hashes) = raw_string_at(&chars, i) {
+            // `r"…"`, `r#"…"#`, `br##"…"##`: ends at a quote followed by as many `#`.
+            i += hashes.0;
+            let close: Vec<char> = std::iter::once('"')
+                .chain(std::iter::repeat_n('#', hashes.1))
+                .collect();
+            while i < chars.len() && !chars[i..].starts_with(&close) {
+                i += 1;
+            }
+            i += close.len();
+            out.push_str("\"\"");
         } else if chars[i] == '"' {
             i += 1;
             while i < chars.len() && chars[i] != '"' {
@@ -283,8 +312,11 @@ fn violations(module: &str, source: &str) -> Vec<String> {
     let mut found = Vec::new();
     for target in paths_named(&code, root, module) {
         let problem = match layer_of(&target) {
-            // `use crate::ssr::{self, …}` names only the facade's namespace.
-            None if FACADES.contains(&target.as_str()) => None,
+            // `use crate::ssr;`, `crate::ssr::{self, …}` or `crate::ssr::*`: an alias or a
+            // glob through which later paths name modules this test cannot see.
+            None if FACADES.contains(&target.as_str()) => {
+                Some("names a facade: name the modules themselves")
+            }
             None => Some("names no listed module"),
             Some((_, entry)) if entry == own_entry => None,
             Some((layer, _)) if layer < own_layer => None,
@@ -293,6 +325,132 @@ fn violations(module: &str, source: &str) -> Vec<String> {
         };
         if let Some(problem) = problem {
             let line = format!("{module} -> {target} ({problem})");
+            if !found.contains(&line) {
+                found.push(line);
+            }
+        }
+    }
+    found
+}
+
+/// A token sequence only some modules may write (or, for `cfg(feature`, some may not).
+struct Ban {
+    pattern: &'static [&'static str],
+    allowed: fn(&str) -> bool,
+    why: &'static str,
+}
+
+fn under(module: &str, roots: &[&str]) -> bool {
+    roots
+        .iter()
+        .any(|root| module == *root || module.starts_with(&format!("{root}::")))
+}
+
+/// The invariants ARCHITECTURE.md states that a token can show.
+const BANS: &[Ban] = &[
+    Ban {
+        pattern: &["axum", "::"],
+        allowed: |m| under(m, &["ssr::web", "ssr::request", "server_fns", "main"]),
+        why: "HTTP types only in the web layer",
+    },
+    Ban {
+        pattern: &["leptos_axum", "::"],
+        allowed: |m| under(m, &["ssr::web", "ssr::request", "server_fns", "main"]),
+        why: "HTTP types only in the web layer",
+    },
+    Ban {
+        pattern: &["http", "::"],
+        allowed: |m| under(m, &["ssr::web", "ssr::request", "server_fns", "main"]),
+        why: "HTTP types only in the web layer",
+    },
+    Ban {
+        pattern: &["hyper", "::"],
+        allowed: |m| under(m, &["ssr::web", "ssr::request", "server_fns", "main"]),
+        why: "HTTP types only in the web layer",
+    },
+    Ban {
+        pattern: &["std", "::", "env"],
+        allowed: |m| under(m, &["ssr::config", "main"]),
+        why: "the environment is read only by the configuration",
+    },
+    Ban {
+        pattern: &["env", "::", "var"],
+        allowed: |m| under(m, &["ssr::config", "main"]),
+        why: "the environment is read only by the configuration",
+    },
+    Ban {
+        pattern: &["env", "::", "var_os"],
+        allowed: |m| under(m, &["ssr::config", "main"]),
+        why: "the environment is read only by the configuration",
+    },
+    Ban {
+        pattern: &["Client", "::", "builder"],
+        allowed: |m| {
+            under(
+                m,
+                &[
+                    "ssr::fetch",
+                    "ssr::search::searxng",
+                    "ssr::llm::openai",
+                    "ssr::llm::models",
+                    "ssr::doctor",
+                ],
+            )
+        },
+        why: "outbound HTTP clients only in fetch, searxng, openai, models and doctor",
+    },
+    Ban {
+        pattern: &["Client", "::", "new"],
+        allowed: |m| {
+            under(
+                m,
+                &[
+                    "ssr::fetch",
+                    "ssr::search::searxng",
+                    "ssr::llm::openai",
+                    "ssr::llm::models",
+                    "ssr::doctor",
+                ],
+            )
+        },
+        why: "outbound HTTP clients only in fetch, searxng, openai, models and doctor",
+    },
+    Ban {
+        pattern: &["cfg", "(", "feature"],
+        allowed: |m| !under(m, SHARED),
+        why: "no cfg(feature) in the modules both builds share",
+    },
+    Ban {
+        pattern: &["cfg", "(", "not", "(", "feature"],
+        allowed: |m| !under(m, SHARED),
+        why: "no cfg(feature) in the modules both builds share",
+    },
+];
+
+/// The modules the server and the browser both build, alike.
+const SHARED: &[&str] = &[
+    "text",
+    "model",
+    "citation",
+    "i18n",
+    "error",
+    "components",
+    "app",
+];
+
+/// The bans `source` (of `module`) breaks, as `module: pattern (why)` lines.
+fn banned(module: &str, source: &str) -> Vec<String> {
+    let tokens = tokens(&checked_code(source));
+    let mut found = Vec::new();
+    for ban in BANS {
+        if (ban.allowed)(module) {
+            continue;
+        }
+        let hit = tokens
+            .windows(ban.pattern.len())
+            .any(|window| window.iter().zip(ban.pattern).all(|(t, p)| t == p));
+        if hit {
+            let line = format!("{module}: {} ({})", ban.pattern.join(""), ban.why);
             if !found.contains(&line) {
                 found.push(line);
             }
@@ -331,6 +489,7 @@ fn modules_only_use_lower_layers() {
         }
         let source = std::fs::read_to_string(&file).unwrap();
         problems.extend(violations(&module, &source));
+        problems.extend(banned(&module, &source));
         checked += 1;
     }
     assert!(checked > 50, "only {checked} modules found under {src:?}");
@@ -359,6 +518,7 @@ fn a_back_edge_is_caught() {
     assert_eq!(
         violations("ssr::answer", answer),
         vec![
+            "ssr::answer -> ssr (names a facade: name the modules themselves)",
             "ssr::answer -> ssr::web::router (higher layer)",
             "ssr::answer -> ssr::web (higher layer)",
             "ssr::answer -> ssr::cli::ask (higher layer)",
@@ -377,6 +537,59 @@ fn a_back_edge_is_caught() {
         violations("ssr::brand_new", ""),
         vec!["ssr::brand_new: not in the layer list"]
     );
+}
+
+#[test]
+fn an_alias_a_glob_or_a_raw_string_hides_no_edge() {
+    // Through the facade, later paths (`ssr::web::run()`) cannot be followed: refused.
+    let facade = "(names a facade: name the modules themselves)";
+    for code in [
+        "use crate::ssr;\nfn f() { ssr::web::run(); }",
+        "use crate::ssr::*;\nfn f() { web::router(); }",
+        "use crate::ssr::{self, llm};\nfn f() { ssr::answer::run(); }",
+    ] {
+        assert!(
+            violations("ssr::chat", code).contains(&format!("ssr::chat -> ssr {facade}")),
+            "{code}"
+        );
+    }
+    // A raw string with an odd number of quotes does not hide the code after it.
+    let raw = "let s = r#\"say \"hi\"#; use crate::ssr::web::router;";
+    assert_eq!(
+        violations("ssr::search", raw),
+        vec!["ssr::search -> ssr::web::router (higher layer)"]
+    );
+    let raw_bytes = "let s = br##\"a \"# b\"##; use crate::ssr::web::router;";
+    assert_eq!(violations("ssr::search", raw_bytes).len(), 1);
+    // But a raw string's own text is not code, and `r` ending a name starts none.
+    assert!(violations("ssr::search", "let s = r\"crate::ssr::web\";").is_empty());
+    assert!(violations("ssr::search", "let bar = 1; let s = \"x\";").is_empty());
+}
+
+#[test]
+fn the_invariants_a_token_shows_are_kept() {
+    let http = "use axum::http::HeaderName;";
+    assert_eq!(
+        banned("ssr::config", http),
+        vec![
+            "ssr::config: axum:: (HTTP types only in the web layer)",
+            "ssr::config: http:: (HTTP types only in the web layer)",
+        ]
+    );
+    assert!(banned("ssr::web::guard", http).is_empty());
+    assert_eq!(banned("ssr::llm", "let v = std::env::var(\"X\");").len(), 2);
+    assert!(banned("ssr::config", "let v = std::env::var(\"X\");").is_empty());
+    assert_eq!(
+        banned("ssr::media", "let c = reqwest::Client::builder().build();"),
+        vec!["ssr::media: Client::builder (outbound HTTP clients only in fetch, searxng, openai, models and doctor)"]
+    );
+    assert_eq!(
+        banned("model", "#[cfg(feature = \"ssr\")]\nfn f() {}"),
+        vec!["model: cfg(feature (no cfg(feature) in the modules both builds share)"]
+    );
+    assert!(banned("ssr::state", "#[cfg(feature = \"ssr\")]\nfn f() {}").is_empty());
+    // Comments and strings do not count.
+    assert!(banned("model", "// cfg(feature)\nlet s = \"std::env::var\";").is_empty());
 }
 
 /// What erases a view outside `components::erase`, which would bring the asynchronous
