@@ -29,13 +29,15 @@ pub async fn ask(
     json: bool,
     filters: Filters,
 ) -> ExitCode {
-    let question = question.trim().to_string();
-    let lang = Lang::of_text(&question);
+    let lang = Lang::of_text(question.trim());
     let t = lang.texts();
-    if let Err(message) = check_question(&question, config.max_question_chars, t) {
-        eprintln!("{message}");
-        return ExitCode::from(2);
-    }
+    let question = match answer::Question::parse(&question, config.max_question_chars) {
+        Ok(question) => question.into_string(),
+        Err(error) => {
+            eprintln!("{}", error.message(t));
+            return ExitCode::from(2);
+        }
+    };
     let site = match filters.site.as_deref().map(str::trim) {
         None | Some("") => crate::text::site_in(&question),
         Some(site) => match crate::text::valid_site(site) {
@@ -98,9 +100,8 @@ pub async fn ask(
     if !narrowed.is_empty() && !json {
         eprintln!("{narrowed}");
     }
-    let (sender, mut receiver) = tokio::sync::mpsc::channel(256);
     let input = TurnInput {
-        id: 1,
+        id: 0,
         question,
         search_enabled: search,
         lang,
@@ -110,11 +111,16 @@ pub async fn ask(
         model,
         files,
     };
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let run = tokio::spawn(answer::run(state, session, input, cancel, sender));
+    // No limits on the command line; a fresh session is never busy.
+    let Ok(running) = answer::start(&state, session, input, None, answer::Delivery::Direct).await
+    else {
+        eprintln!("error: the answer could not start");
+        return ExitCode::FAILURE;
+    };
+    let (mut events, run) = (running.events, running.done);
     let mut failed = false;
     let mut printed = HashSet::new();
-    while let Some(event) = receiver.recv().await {
+    while let Some(event) = futures_util::StreamExt::next(&mut events).await {
         if let AnswerEvent::Failed { message } = &event {
             eprintln!("error: {message}");
             failed = true;
@@ -198,21 +204,6 @@ pub struct Filters {
     pub model: Option<String>,
     /// `--file`: files searched alongside the web.
     pub files: Vec<std::path::PathBuf>,
-}
-
-/// The question as `ask` accepts it, or the message that says why not.
-fn check_question(question: &str, max: usize, t: &Texts) -> Result<(), String> {
-    let length = question.chars().count();
-    if length == 0 {
-        Err(t.empty_question.to_string())
-    } else if length > max {
-        Err(t
-            .question_too_long
-            .replace("{max}", &max.to_string())
-            .replace("{len}", &length.to_string()))
-    } else {
-        Ok(())
-    }
 }
 
 /// Prints one event: answer text to stdout, progress, notices, the trace and new plan

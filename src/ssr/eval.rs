@@ -29,10 +29,9 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
-use tokio_util::sync::CancellationToken;
 
 use crate::citation::{render, SourceMap};
-use crate::model::{Mode, Support};
+use crate::model::{Exchange, Mode, Support};
 use crate::ssr::pipeline::TurnInput;
 use crate::ssr::state::AppState;
 
@@ -196,27 +195,41 @@ pub async fn answer_one(
             .unkept(),
     );
     let input = TurnInput::standalone(question.question.clone(), mode);
-    let cancel = CancellationToken::new();
-    let (sender, mut receiver) = tokio::sync::mpsc::channel(1024);
-    let drain = tokio::spawn(async move { while receiver.recv().await.is_some() {} });
     let started = Instant::now();
-    let run = crate::ssr::answer::run(
-        state.clone(),
+    // No limits for an evaluation; a fresh session is never busy.
+    let running = crate::ssr::answer::start(
+        state,
         Arc::clone(&session),
         input,
-        cancel.clone(),
-        sender,
-    );
-    let stopper = async {
-        tokio::time::sleep(deadline).await;
-        cancel.cancel();
-        std::future::pending::<()>().await;
+        None,
+        crate::ssr::answer::Delivery::Direct,
+    )
+    .await;
+    let (exchange, timed_out) = match running {
+        Ok(running) => {
+            let cancel = running.cancel.clone();
+            let mut events = running.events;
+            let drain = tokio::spawn(async move { while events.next().await.is_some() {} });
+            let run = async { running.done.await.unwrap_or_default() };
+            let stopped = std::sync::atomic::AtomicBool::new(false);
+            let stopper = async {
+                tokio::time::sleep(deadline).await;
+                stopped.store(true, std::sync::atomic::Ordering::SeqCst);
+                cancel.cancel();
+                std::future::pending::<()>().await;
+            };
+            let exchange = tokio::select! {
+                exchange = run => exchange,
+                () = stopper => unreachable!("the stopper never ends"),
+            };
+            let _ = drain.await;
+            (exchange, stopped.load(std::sync::atomic::Ordering::SeqCst))
+        }
+        Err(refusal) => {
+            tracing::warn!(?refusal, "the question could not be asked");
+            (Exchange::default(), false)
+        }
     };
-    let (exchange, timed_out) = tokio::select! {
-        exchange = run => (exchange, cancel.is_cancelled()),
-        () = stopper => unreachable!("the stopper never ends"),
-    };
-    let _ = drain.await;
     let millis = started.elapsed().as_millis() as u64;
     let sources = SourceMap::new(exchange.sources.iter().cloned());
     let rendered = render(&exchange.answer, &sources);

@@ -19,9 +19,9 @@ use axum::Json;
 use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
 use crate::model::{AnswerEvent, Exchange, Mode};
+use crate::ssr::answer::{self, Asker, Delivery, Question, QuestionError, Refusal, Running};
 use crate::ssr::pipeline::TurnInput;
 use crate::ssr::state::AppState;
 
@@ -227,29 +227,26 @@ pub async fn completions(
         .find(|m| m.role == "user")
         .and_then(|m| m.content.as_ref())
         .map(Content::text)
-        .unwrap_or_default()
-        .trim()
-        .to_string();
-    if question.is_empty() {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "messages needs a user message with text: the question",
-            Some("messages"),
-            "invalid_request",
-        );
-    }
-    let length = question.chars().count();
-    if length > state.config.max_question_chars {
-        return error(
-            StatusCode::BAD_REQUEST,
-            &format!(
-                "the question has {length} characters; at most {} are accepted",
-                state.config.max_question_chars
-            ),
-            Some("messages"),
-            "question_too_long",
-        );
-    }
+        .unwrap_or_default();
+    let question = match Question::parse(&question, state.config.max_question_chars) {
+        Ok(question) => question,
+        Err(QuestionError::Empty) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "messages needs a user message with text: the question",
+                Some("messages"),
+                "invalid_request",
+            )
+        }
+        Err(QuestionError::TooLong { length, max }) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                &format!("the question has {length} characters; at most {max} are accepted"),
+                Some("messages"),
+                "question_too_long",
+            )
+        }
+    };
     // Each request answers in a session of its own, the signed-in caller's when there is
     // one (so it counts against their rate and quota).
     let user = caller.and_then(|caller| caller.0 .0.user.clone());
@@ -265,9 +262,14 @@ pub async fn completions(
         Some(user) => crate::ssr::store::owner_of_user(user),
         None => "api".to_string(),
     };
-    match crate::ssr::request::may_ask(&state, &key, address.map(|a| a.0 .0)).await {
-        Ok(()) => {}
-        Err(crate::ssr::request::Refused::TooFast(wait)) => {
+    let asker = Asker {
+        owner: key,
+        address: address.map(|a| a.0 .0),
+    };
+    let input = TurnInput::standalone(question.into_string(), mode);
+    let running = match answer::start(&state, session, input, Some(asker), Delivery::Direct).await {
+        Ok(running) => running,
+        Err(Refusal::TooFast(wait)) => {
             let mut response = error(
                 StatusCode::TOO_MANY_REQUESTS,
                 &format!(
@@ -282,7 +284,7 @@ pub async fn completions(
             }
             return response;
         }
-        Err(crate::ssr::request::Refused::QuotaFull) => {
+        Err(Refusal::QuotaFull) => {
             return error(
                 StatusCode::INSUFFICIENT_STORAGE,
                 "the stored conversations reached their quota (CITED_USER_QUOTA_MB)",
@@ -290,24 +292,21 @@ pub async fn completions(
                 "quota_exceeded",
             );
         }
-    }
-    let input = TurnInput::standalone(question, mode);
-    let cancel = CancellationToken::new();
-    let (sender, mut receiver) = tokio::sync::mpsc::channel::<AnswerEvent>(256);
-    let tracked = state.answers.token();
-    let run = tokio::spawn({
-        let answer = crate::ssr::answer::run(
-            state.clone(),
-            Arc::clone(&session),
-            input,
-            cancel.clone(),
-            sender,
-        );
-        async move {
-            let _tracked = tracked;
-            answer.await
+        // A fresh session of its own: never busy.
+        Err(Refusal::Busy) => {
+            return error(
+                StatusCode::CONFLICT,
+                "another answer is still running",
+                None,
+                "busy",
+            );
         }
-    });
+    };
+    let Running {
+        events: mut receiver,
+        cancel,
+        done: run,
+    } = running;
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     let id = format!(
         "chatcmpl-cited-{}",
@@ -322,7 +321,7 @@ pub async fn completions(
     // in OpenAI's shape instead of a 200 with an empty answer.
     let mut early = Vec::new();
     let wait = tokio::time::timeout(FIRST_WORD, async {
-        while let Some(event) = receiver.recv().await {
+        while let Some(event) = receiver.next().await {
             let decisive = matches!(
                 event,
                 AnswerEvent::Token { .. } | AnswerEvent::Done { .. } | AnswerEvent::Failed { .. }
@@ -438,14 +437,14 @@ const FIRST_WORD: Duration = Duration::from_secs(20);
 /// Events already read (while waiting for the first word), then the rest.
 struct Replay {
     early: std::collections::VecDeque<AnswerEvent>,
-    rest: tokio::sync::mpsc::Receiver<AnswerEvent>,
+    rest: crate::ssr::answer::Events,
 }
 
 impl Replay {
     async fn recv(&mut self) -> Option<AnswerEvent> {
         match self.early.pop_front() {
             Some(event) => Some(event),
-            None => self.rest.recv().await,
+            None => self.rest.next().await,
         }
     }
 }
