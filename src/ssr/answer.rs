@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::Stream;
+use futures_util::{Stream, StreamExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -166,10 +166,13 @@ pub async fn start(
     input.id = id;
     let (sender, receiver) = mpsc::channel::<AnswerEvent>(256);
     let events: Events = match delivery {
-        Delivery::Direct => Box::pin(futures_util::stream::unfold(
-            receiver,
-            |mut receiver| async move { receiver.recv().await.map(|event| (event, receiver)) },
-        )),
+        // Fused: read again after its end, it stays ended, as the channel does.
+        Delivery::Direct => Box::pin(
+            futures_util::stream::unfold(receiver, |mut receiver| async move {
+                receiver.recv().await.map(|event| (event, receiver))
+            })
+            .fuse(),
+        ),
         Delivery::Logged { browser } => {
             let live = state
                 .shared

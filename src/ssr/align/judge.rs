@@ -91,11 +91,14 @@ pub fn request(cases: &[Case], limits: &ModelLimits, deadline: Duration) -> Chat
         },
         "required": ["verdicts"]
     });
+    // A verdict and a short quote each: a model that rambles is cut, not waited for.
+    let room = u32::try_from(64 + 96 * cases.len()).unwrap_or(u32::MAX);
     ChatRequest {
         schema: Some(Schema {
             name: "citation_verdicts",
             schema,
         }),
+        max_tokens: Some(room.min(limits.max_tokens(CallKind::Check))),
         deadline: Some(deadline.min(limits.call_deadline)),
         ..ChatRequest::bounded(
             vec![Message::System(SYSTEM.to_string()), Message::User(user)],
