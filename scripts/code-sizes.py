@@ -41,6 +41,17 @@ def blank(code):
     return "".join(out)
 
 
+def closing(code, brace):
+    """The index of the brace that closes the one at `brace`."""
+    depth, j = 0, brace
+    while j < len(code):
+        depth += {"{": 1, "}": -1}.get(code[j], 0)
+        if depth == 0:
+            return j
+        j += 1
+    return j
+
+
 def production(path, text):
     """The file without its `#[cfg(test)] mod … { … }` blocks."""
     code = blank(text)
@@ -53,12 +64,7 @@ def production(path, text):
         if brace < 0 or (0 <= semi < brace):
             code = code[:at] + code[at + 12:]
             continue
-        depth, j = 0, brace
-        while j < len(code):
-            depth += {"{": 1, "}": -1}.get(code[j], 0)
-            if depth == 0:
-                break
-            j += 1
+        j = closing(code, brace)
         code = code[:at] + "\n" * code[at:j + 1].count("\n") + code[j + 1:]
 
 
@@ -69,12 +75,7 @@ def test_lines(text):
         brace, semi = code.find("{", m.end()), code.find(";", m.end())
         if brace < 0 or (0 <= semi < brace):
             continue
-        depth, j = 0, brace
-        while j < len(code):
-            depth += {"{": 1, "}": -1}.get(code[j], 0)
-            if depth == 0:
-                break
-            j += 1
+        j = closing(code, brace)
         lines += code[m.start():j + 1].count("\n") + 1
     return lines
 
@@ -85,12 +86,7 @@ def functions(code):
         semi = code.find(";", m.end())
         if brace < 0 or (0 <= semi < brace):
             continue
-        depth, j = 0, brace
-        while j < len(code):
-            depth += {"{": 1, "}": -1}.get(code[j], 0)
-            if depth == 0:
-                break
-            j += 1
+        j = closing(code, brace)
         start = code[:m.start()].count("\n") + 1
         yield m.group(1), start, code[m.start():j].count("\n") + 1
 

@@ -333,9 +333,9 @@ fn violations(module: &str, source: &str) -> Vec<String> {
     found
 }
 
-/// A token sequence only some modules may write (or, for `cfg(feature`, some may not).
+/// Token sequences only some modules may write (or, for `cfg(feature`, some may not).
 struct Ban {
-    pattern: &'static [&'static str],
+    patterns: &'static [&'static [&'static str]],
     allowed: fn(&str) -> bool,
     why: &'static str,
 }
@@ -349,42 +349,26 @@ fn under(module: &str, roots: &[&str]) -> bool {
 /// The invariants ARCHITECTURE.md states that a token can show.
 const BANS: &[Ban] = &[
     Ban {
-        pattern: &["axum", "::"],
+        patterns: &[
+            &["axum", "::"],
+            &["leptos_axum", "::"],
+            &["http", "::"],
+            &["hyper", "::"],
+        ],
         allowed: |m| under(m, &["ssr::web", "ssr::request", "server_fns", "main"]),
         why: "HTTP types only in the web layer",
     },
     Ban {
-        pattern: &["leptos_axum", "::"],
-        allowed: |m| under(m, &["ssr::web", "ssr::request", "server_fns", "main"]),
-        why: "HTTP types only in the web layer",
-    },
-    Ban {
-        pattern: &["http", "::"],
-        allowed: |m| under(m, &["ssr::web", "ssr::request", "server_fns", "main"]),
-        why: "HTTP types only in the web layer",
-    },
-    Ban {
-        pattern: &["hyper", "::"],
-        allowed: |m| under(m, &["ssr::web", "ssr::request", "server_fns", "main"]),
-        why: "HTTP types only in the web layer",
-    },
-    Ban {
-        pattern: &["std", "::", "env"],
+        patterns: &[
+            &["std", "::", "env"],
+            &["env", "::", "var"],
+            &["env", "::", "var_os"],
+        ],
         allowed: |m| under(m, &["ssr::config", "main"]),
         why: "the environment is read only by the configuration",
     },
     Ban {
-        pattern: &["env", "::", "var"],
-        allowed: |m| under(m, &["ssr::config", "main"]),
-        why: "the environment is read only by the configuration",
-    },
-    Ban {
-        pattern: &["env", "::", "var_os"],
-        allowed: |m| under(m, &["ssr::config", "main"]),
-        why: "the environment is read only by the configuration",
-    },
-    Ban {
-        pattern: &["Client", "::", "builder"],
+        patterns: &[&["Client", "::", "builder"], &["Client", "::", "new"]],
         allowed: |m| {
             under(
                 m,
@@ -400,28 +384,10 @@ const BANS: &[Ban] = &[
         why: "outbound HTTP clients only in fetch, searxng, openai, models and doctor",
     },
     Ban {
-        pattern: &["Client", "::", "new"],
-        allowed: |m| {
-            under(
-                m,
-                &[
-                    "ssr::fetch",
-                    "ssr::search::searxng",
-                    "ssr::llm::openai",
-                    "ssr::llm::models",
-                    "ssr::doctor",
-                ],
-            )
-        },
-        why: "outbound HTTP clients only in fetch, searxng, openai, models and doctor",
-    },
-    Ban {
-        pattern: &["cfg", "(", "feature"],
-        allowed: |m| !under(m, SHARED),
-        why: "no cfg(feature) in the modules both builds share",
-    },
-    Ban {
-        pattern: &["cfg", "(", "not", "(", "feature"],
+        patterns: &[
+            &["cfg", "(", "feature"],
+            &["cfg", "(", "not", "(", "feature"],
+        ],
         allowed: |m| !under(m, SHARED),
         why: "no cfg(feature) in the modules both builds share",
     },
@@ -442,17 +408,13 @@ const SHARED: &[&str] = &[
 fn banned(module: &str, source: &str) -> Vec<String> {
     let tokens = tokens(&checked_code(source));
     let mut found = Vec::new();
-    for ban in BANS {
-        if (ban.allowed)(module) {
-            continue;
-        }
-        let hit = tokens
-            .windows(ban.pattern.len())
-            .any(|window| window.iter().zip(ban.pattern).all(|(t, p)| t == p));
-        if hit {
-            let line = format!("{module}: {} ({})", ban.pattern.join(""), ban.why);
-            if !found.contains(&line) {
-                found.push(line);
+    for ban in BANS.iter().filter(|ban| !(ban.allowed)(module)) {
+        for pattern in ban.patterns {
+            let hit = tokens
+                .windows(pattern.len())
+                .any(|window| window.iter().zip(*pattern).all(|(t, p)| t == p));
+            if hit {
+                found.push(format!("{module}: {} ({})", pattern.join(""), ban.why));
             }
         }
     }
