@@ -553,11 +553,4 @@ proptest! {
         let _ = markers::scan(&answer);
     }
 
-    #[test]
-    fn every_prefix_of_a_stream_renders(answer in marker_soup()) {
-        let registry = registry(4);
-        for end in answer.char_indices().map(|(idx, _)| idx) {
-            let _ = render(&answer[..end], &registry);
-        }
-    }
 }

@@ -272,17 +272,26 @@ pub async fn doctor(config: Config) -> ExitCode {
     }
 }
 
+/// Why `serve` refuses to start: an address other machines can reach with nobody
+/// signing in.
+pub fn exposure_refusal(config: &Config) -> Option<String> {
+    let addr = config.addr;
+    (!addr.ip().is_loopback() && config.access.auth == crate::ssr::config::Auth::Off).then(|| {
+        format!(
+            "cited would listen on {addr}, which other machines can reach, and nobody has to sign in: \
+             set CITED_AUTH=accounts (and add a user with `cited user add NAME`) or CITED_AUTH=proxy \
+             (with CITED_AUTH_PROXY_HEADER and CITED_AUTH_PROXY_FROM), or listen on 127.0.0.1"
+        )
+    })
+}
+
 pub async fn serve(config: Config) -> ExitCode {
     for line in config.to_string().lines() {
         tracing::info!("config {line}");
     }
     let addr = config.addr;
-    if !addr.ip().is_loopback() && config.access.auth == crate::ssr::config::Auth::Off {
-        tracing::error!(
-            "cited would listen on {addr}, which other machines can reach, and nobody has to sign in: \
-             set CITED_AUTH=accounts (and add a user with `cited user add NAME`) or CITED_AUTH=proxy \
-             (with CITED_AUTH_PROXY_HEADER and CITED_AUTH_PROXY_FROM), or listen on 127.0.0.1"
-        );
+    if let Some(refusal) = exposure_refusal(&config) {
+        tracing::error!("{refusal}");
         return ExitCode::FAILURE;
     }
     let listener = match tokio::net::TcpListener::bind(addr).await {

@@ -502,8 +502,18 @@ async fn a_trusted_proxy_names_the_user() {
 #[tokio::test]
 async fn serving_off_loopback_needs_sign_in() {
     let config = super::pipeline_config("http://127.0.0.1:9", &[("CITED_ADDR", "0.0.0.0:0")]);
+    let refusal = crate::ssr::cli::exposure_refusal(&config).expect("refused");
+    assert!(refusal.contains("CITED_AUTH=accounts"), "{refusal}");
     let exit = crate::ssr::cli::serve(config).await;
     assert_eq!(exit, std::process::ExitCode::FAILURE);
+    // On loopback, or with sign-in, the same configuration is served.
+    let loopback = super::pipeline_config("http://127.0.0.1:9", &[("CITED_ADDR", "127.0.0.1:0")]);
+    assert_eq!(crate::ssr::cli::exposure_refusal(&loopback), None);
+    let signed = super::pipeline_config(
+        "http://127.0.0.1:9",
+        &[("CITED_ADDR", "0.0.0.0:0"), ("CITED_AUTH", "accounts")],
+    );
+    assert_eq!(crate::ssr::cli::exposure_refusal(&signed), None);
 }
 
 #[tokio::test]
@@ -608,10 +618,15 @@ async fn answers_over_the_limit_wait_in_line_and_are_told_their_place() {
         )
         .await
     });
-    // Wait until the second is in line, then let the first end.
-    while state.limits.answers.load().1 == 0 {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    // Wait until the second is in line (bounded: a test fails, it never hangs), then let
+    // the first end.
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while state.limits.answers.load().1 == 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the second answer waits in line");
     stop_first.cancel();
     let first = first.await.unwrap();
     assert_eq!(first.state, ExchangeState::Stopped);
