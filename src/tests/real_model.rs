@@ -313,3 +313,47 @@ async fn doctor_probes_the_real_model() {
     );
     assert!(by("modes").text.contains("Research"), "{findings:?}");
 }
+
+/// The citation judge on the real model: whatever a 135M model writes, the call ends
+/// within its deadline and every verdict it keeps quotes its own source word for word (or
+/// none is kept, and the offline verdicts stand).
+#[tokio::test]
+async fn the_citation_judge_is_bounded_and_keeps_only_quoted_verdicts() {
+    use crate::ssr::align::judge::{find_quote, judge, Case};
+    let state = state(&[]);
+    let source = "Tokio is an asynchronous runtime for the Rust programming language. \
+                  It was first released in 2016.";
+    let cases = vec![
+        Case {
+            sentence: "Tokio 是 Rust 的异步运行时。".into(),
+            source: source.into(),
+            passage: (0, 67),
+        },
+        Case {
+            sentence: "Tokio was first released in 2019.".into(),
+            source: source.into(),
+            passage: (68, source.len()),
+        },
+    ];
+    let deadline = Duration::from_secs(CALL_DEADLINE_SECS);
+    let started = Instant::now();
+    let judged = judge(
+        state.llm.as_ref(),
+        &state.config.limits,
+        &cases,
+        deadline,
+        None,
+    )
+    .await;
+    assert!(started.elapsed() < deadline + Duration::from_secs(10));
+    if let Some(judged) = judged {
+        assert_eq!(judged.verdicts.len(), 2);
+        for (case, verdict) in cases.iter().zip(&judged.verdicts) {
+            if let Some(verdict) = verdict {
+                let (from, to) = verdict.quote;
+                let quoted = &case.source[from..to];
+                assert_eq!(find_quote(&case.source, quoted), Some((from, to)));
+            }
+        }
+    }
+}
