@@ -210,6 +210,8 @@ pub struct Texts {
     pub support_partial: &'static str,
     pub support_not_found: &'static str,
     pub support_not_checked: &'static str,
+    /// Under a citation whose source does not support its sentence: `{n}` does.
+    pub better_source: &'static str,
     /// Appended to the support line: how many citations could not be checked.
     pub support_line_unchecked: &'static str,
     /// Above the passage quoted in a citation's card.
@@ -418,6 +420,7 @@ pub const ZH_CN: Texts = Texts {
     support_partial: "部分支持",
     support_not_found: "未找到支持",
     support_not_checked: "未能核对",
+    better_source: "来源 [{n}] 支持此句",
     support_line_unchecked: "，{n} 处未能核对",
     supporting_passage: "来源中的相关段落",
     from_snippet: "（网页无法读取，取自搜索摘要）",
@@ -622,6 +625,7 @@ pub const EN: Texts = Texts {
     support_partial: "partly supported",
     support_not_found: "support not found",
     support_not_checked: "not checked",
+    better_source: "Source [{n}] supports this sentence",
     support_line_unchecked: ", {n} not checked",
     supporting_passage: "The passage in the source",
     from_snippet: "(the page could not be read: from the search snippet)",

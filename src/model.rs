@@ -513,6 +513,16 @@ pub struct Alignment {
     /// Where the passage starts in the page's readable text; `None` when the page could
     /// not be read and the passage comes from the search snippet.
     pub offset: Option<u32>,
+    /// Another of the answer's sources that supports the sentence, when this one does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub better: Option<Better>,
+}
+
+/// A source that supports a sentence its citation's source does not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Better {
+    pub number: u32,
+    pub url: String,
 }
 
 /// The share of an answer's citations whose source supports their sentence.

@@ -91,9 +91,19 @@ pub fn Evidence(check: Alignment, url: String) -> impl IntoView {
             })}
         }
     });
+    // Another source of the answer states what this one does not: said, with its link.
+    let better = check.better.as_ref().filter(|b| is_safe_link(&b.url)).map(|b| {
+        let text = t.better_source.replace("{n}", &b.number.to_string());
+        view! {
+            <a class="cite-better" href=b.url.clone() target="_blank" rel="noopener noreferrer nofollow">
+                {text}
+            </a>
+        }
+    });
     view! {
         <span class=level>{t.support(check.support)}</span>
         {quoted}
+        {better}
     }
 }
 

@@ -411,3 +411,68 @@ async fn a_judge_slower_than_the_deadline_or_a_stop_leaves_the_offline_verdict()
         exchange.alignments
     );
 }
+
+/// The Tokio page, and a second source whose snippet states what the first does not.
+struct TwoSources {
+    url: String,
+}
+
+#[async_trait]
+impl SearchProvider for TwoSources {
+    async fn search(
+        &self,
+        query: &str,
+        _options: &SearchOptions,
+    ) -> Result<SearchResults, SearchError> {
+        let source = |url: &str, title: &str, snippet: &str| Source {
+            url: url.into(),
+            title: title.into(),
+            domain: "example.org".into(),
+            snippet: snippet.into(),
+            ..Source::default()
+        };
+        Ok(SearchResults {
+            query: query.to_string(),
+            sources: vec![
+                source(
+                    &self.url,
+                    "Tokio",
+                    "Tokio: a runtime for writing reliable network applications.",
+                ),
+                source(
+                    "https://memory.example.org/ownership",
+                    "Ownership",
+                    "Rust frees memory through its ownership rules, without a garbage collector.",
+                ),
+            ],
+            ..SearchResults::default()
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_sentence_its_source_does_not_support_names_the_source_that_does() {
+    let addr = page_server(Arc::new(AtomicUsize::new(0))).await;
+    let mut state = state(format!("http://{addr}/tokio"), addr, "20");
+    state.search = Arc::new(TwoSources {
+        url: format!("http://{addr}/tokio"),
+    });
+    state.llm = Arc::new(Scripted::fixed(
+        "Rust frees memory through its ownership rules, without a garbage collector [1]. \
+         Tokio is an asynchronous Rust runtime that was first released in 2016 [1].",
+    ));
+    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    let check = checked(&ask(&state, &session, "How does Rust free memory?").await);
+    assert_eq!(check.len(), 2, "{check:?}");
+    let memory = &check[0];
+    assert_ne!(memory.support, Support::Supported, "{memory:?}");
+    let better = memory
+        .better
+        .as_ref()
+        .expect("the second source supports it");
+    assert_eq!(better.number, 2);
+    assert_eq!(better.url, "https://memory.example.org/ownership");
+    // A sentence its own source supports names no other.
+    assert_eq!(check[1].support, Support::Supported, "{:?}", check[1]);
+    assert_eq!(check[1].better, None);
+}

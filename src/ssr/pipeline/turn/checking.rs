@@ -13,7 +13,7 @@ use futures_util::StreamExt;
 
 use crate::citation::coverage::cited_sentences;
 use crate::citation::{urls, Lookup, SourceMap};
-use crate::model::{Alignment, Exchange, SourceKind};
+use crate::model::{Alignment, Better, Exchange, SourceKind, Support};
 use crate::ssr::align::judge::{self, Case, Verdict};
 use crate::ssr::align::{align, Aligned};
 use crate::ssr::fetch::deep_read;
@@ -54,6 +54,26 @@ struct Checked {
     text: Arc<str>,
     on_page: bool,
     passage: (usize, usize),
+}
+
+/// Another of the answer's sources that supports a sentence its own source does not (or
+/// cannot be seen to): the first, in number order, that the offline checker finds
+/// supporting it.
+fn better_source(checked: &Checked, others: &[(u32, String, Arc<str>)]) -> Option<Better> {
+    if !matches!(
+        checked.alignment.support,
+        Support::NotFound | Support::NotChecked
+    ) {
+        return None;
+    }
+    others
+        .iter()
+        .filter(|(number, _, _)| *number != checked.alignment.number)
+        .find(|(_, _, text)| align(&checked.sentence, text).support == Support::Supported)
+        .map(|(number, url, _)| Better {
+            number: *number,
+            url: url.clone(),
+        })
 }
 
 /// The judge's verdict in place of the offline one: the passage becomes the sentence(s)
@@ -129,6 +149,19 @@ impl Turn {
             .keys()
             .filter_map(|n| Some((*n, sources.lookup(*n)?.url.clone())))
             .collect();
+        // Every source of the answer, with the text it is checked against (its page when it
+        // was read, else its snippet), for sentences their own source does not support.
+        let others: Vec<(u32, String, Arc<str>)> = exchange
+            .sources
+            .iter()
+            .map(|entry| {
+                let text = texts
+                    .get(&entry.number)
+                    .and_then(|t| t.page.clone())
+                    .unwrap_or_else(|| Arc::from(entry.snippet.as_str()));
+                (entry.number, entry.url.clone(), text)
+            })
+            .collect();
         let work = crate::ssr::blocking::run(move || {
             // One sentence may cite a source twice: check each pair once.
             let mut done: HashMap<(String, u32), Checked> = HashMap::new();
@@ -148,6 +181,7 @@ impl Turn {
                             passage: found.passage.clone(),
                             matched: found.matched,
                             offset: on_page.then_some(found.offset as u32),
+                            better: None,
                         },
                         sentence: cite.sentence.clone(),
                         url: urls.get(&cite.number).cloned().unwrap_or_default(),
@@ -157,6 +191,9 @@ impl Turn {
                     }
                 });
                 order.push((key, cite.ordinal));
+            }
+            for checked in done.values_mut() {
+                checked.alignment.better = better_source(checked, &others);
             }
             (done, order)
         });
@@ -175,6 +212,15 @@ impl Turn {
         let judged = self
             .judge(&mut done, conversation.as_deref(), deadline)
             .await;
+        // A source the model found supporting its sentence needs no other.
+        for checked in done.values_mut() {
+            if matches!(
+                checked.alignment.support,
+                Support::Supported | Support::Partial
+            ) {
+                checked.alignment.better = None;
+            }
+        }
         let alignments = order
             .into_iter()
             .filter_map(|(key, ordinal)| {
