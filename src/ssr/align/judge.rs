@@ -15,6 +15,9 @@ use crate::ssr::llm::{CallKind, ChatModel, ChatRequest, Message, ModelLimits, Sc
 /// The most characters of source text shown for one citation.
 const CONTEXT_CHARS: usize = 900;
 
+/// The longest quote the schema allows.
+const QUOTE_CHARS: usize = 200;
+
 /// One citation to judge: the sentence, the source's text, and where the offline checker
 /// found the best passage in it (byte range).
 #[derive(Debug, Clone)]
@@ -73,17 +76,21 @@ pub fn request(cases: &[Case], limits: &ModelLimits, deadline: Duration) -> Chat
             context(case).trim()
         ));
     }
+    // One verdict per case and a short quote each: a server that enforces the schema
+    // (llama.cpp, vLLM) then cannot let a small model ramble past its token budget.
     let schema = json!({
         "type": "object",
         "properties": {
             "verdicts": {
                 "type": "array",
+                "minItems": cases.len(),
+                "maxItems": cases.len(),
                 "items": {
                     "type": "object",
                     "properties": {
                         "id": {"type": "integer"},
                         "verdict": {"type": "string", "enum": ["supported", "partial", "unsupported"]},
-                        "quote": {"type": "string"}
+                        "quote": {"type": "string", "maxLength": QUOTE_CHARS}
                     },
                     "required": ["id", "verdict", "quote"]
                 }
