@@ -328,3 +328,39 @@ async fn an_answer_that_fails_before_its_first_word_is_an_error() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_streamed_answer_is_gzipped_for_clients_that_take_it() {
+    use std::io::Read;
+    let server = server().await;
+    // Raw bytes: this client decodes nothing itself.
+    let client = reqwest::Client::builder().no_gzip().build().unwrap();
+    let ask_with = |accept: Option<&'static str>| {
+        let mut request = client
+            .post(server.url("/v1/chat/completions"))
+            .json(&ask("cited-chat", true));
+        if let Some(accept) = accept {
+            request = request.header(reqwest::header::ACCEPT_ENCODING, accept);
+        }
+        request.send()
+    };
+    let gzipped = ask_with(Some("gzip")).await.unwrap();
+    assert_eq!(gzipped.status(), 200);
+    assert_eq!(gzipped.headers()["content-encoding"], "gzip");
+    assert_eq!(gzipped.headers()["vary"], "accept-encoding");
+    let wire = gzipped.bytes().await.unwrap();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&wire[..])
+        .read_to_string(&mut text)
+        .unwrap();
+    assert!(text.starts_with("data: {"), "{text}");
+    assert!(text.ends_with("data: [DONE]\n\n"), "{text}");
+    assert!(text.contains("cited_sources"), "{text}");
+    // Without gzip (or with it refused): the frames as they are.
+    for accept in [None, Some("gzip;q=0")] {
+        let plain = ask_with(accept).await.unwrap();
+        assert!(plain.headers().get("content-encoding").is_none());
+        let text = plain.text().await.unwrap();
+        assert!(text.ends_with("data: [DONE]\n\n"), "{accept:?}: {text}");
+    }
+}

@@ -417,16 +417,28 @@ pub async fn completions(
         },
     )
     .flat_map(futures_util::stream::iter);
-    let body = futures_util::stream::once(async move { first })
+    let events = futures_util::stream::once(async move { first })
         .chain(frames)
         .map(|frame| format!("data: {frame}\n\n"))
         .chain(futures_util::stream::once(async {
             "data: [DONE]\n\n".to_string()
-        }))
-        .map(Ok::<_, std::convert::Infallible>);
-    Response::builder()
+        }));
+    // Gzipped like `/api/ask` when the client takes it: flushed after every batch of
+    // events, so each frame decodes the moment it arrives.
+    let gzip = headers
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .any(crate::ssr::request::takes_gzip);
+    let body = crate::ssr::framing::body(events, gzip).map(Ok::<_, std::convert::Infallible>);
+    let mut response = Response::builder()
         .header(header::CONTENT_TYPE, "text/event-stream")
         .header(header::CACHE_CONTROL, "no-cache")
+        .header(header::VARY, "accept-encoding");
+    if gzip {
+        response = response.header(header::CONTENT_ENCODING, "gzip");
+    }
+    response
         .body(Body::from_stream(body))
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
