@@ -959,10 +959,13 @@ pub enum AnswerEvent {
     Related {
         questions: Vec<String>,
     },
-    /// A command (`/reset`, an unknown one) answered without a model.
+    /// A command (`/reset`, `/search on|off`, an unknown one) answered without a model;
+    /// `search`: the search switch as the command left it.
     Command {
         text: String,
         reset: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        search: Option<bool>,
     },
     /// An Agent step: `id` is its index in the exchange's steps (a step with a known id
     /// replaces it).

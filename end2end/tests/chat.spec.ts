@@ -117,3 +117,19 @@ test('an answer that cites none of its sources is flagged, with the sources open
   await expect(answer.locator('details.all-results').getByRole('link', { name: 'Tokio tutorial' })).toBeVisible();
   await expect(answer.locator('.answer-meta')).toContainText('引用覆盖：0/1 句');
 });
+
+// Seed 003: the search switch by command as well as in the UI; the switch follows.
+test('/search off and /search on turn the search switch', async ({ page }) => {
+  await openHydrated(page);
+  const toggle = page.getByRole('switch', { name: '联网搜索' });
+  await expect(toggle).toBeChecked();
+  await askQuestion(page, '/search off');
+  await expect(page.getByRole('status').filter({ hasText: '联网搜索已关闭' })).toBeVisible();
+  await expect(toggle).not.toBeChecked();
+  // Kept by the session: a reload shows it off.
+  await openHydrated(page);
+  await expect(page.getByRole('switch', { name: '联网搜索' })).not.toBeChecked();
+  await askQuestion(page, '/search on');
+  await expect(page.getByRole('status').filter({ hasText: '联网搜索已开启' })).toBeVisible();
+  await expect(page.getByRole('switch', { name: '联网搜索' })).toBeChecked();
+});

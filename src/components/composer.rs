@@ -56,7 +56,7 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
                         match chunk {
                             Ok(bytes) => {
                                 for event in decoder.push(&bytes) {
-                                    apply(chat, exchange, event, t);
+                                    apply(chat, settings, exchange, event, t);
                                 }
                             }
                             Err(error) => {
@@ -110,7 +110,7 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
                         }));
                         chat.answering.set(true);
                     }
-                    apply(chat, exchange, event, t);
+                    apply(chat, settings, exchange, event, t);
                 }
             }
             match exchange {
@@ -306,7 +306,13 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
 
 /// One event of the stream into the page. Each part of the exchange has its own signal, so
 /// a rendering patch re-renders the answer's last block and nothing else.
-fn apply(chat: Chat, exchange: Option<LiveExchange>, event: AnswerEvent, t: &'static Texts) {
+fn apply(
+    chat: Chat,
+    settings: RwSignal<Settings>,
+    exchange: Option<LiveExchange>,
+    event: AnswerEvent,
+    t: &'static Texts,
+) {
     match &event {
         AnswerEvent::Status { status } => {
             chat.progress
@@ -334,9 +340,16 @@ fn apply(chat: Chat, exchange: Option<LiveExchange>, event: AnswerEvent, t: &'st
             chat.progress.set(false);
             chat.status.set(message.clone());
         }
-        AnswerEvent::Command { text, reset } => {
+        AnswerEvent::Command {
+            text,
+            reset,
+            search,
+        } => {
             if *reset {
                 chat.exchanges.set(Vec::new());
+            }
+            if let Some(enabled) = *search {
+                settings.update(|settings| settings.search_enabled = enabled);
             }
             chat.progress.set(false);
             chat.status.set(text.clone());

@@ -30,7 +30,36 @@ pub async fn ask(
         }))
     };
     if let Some(command) = question.strip_prefix('/') {
-        let command = command.split_whitespace().next().unwrap_or("");
+        let mut words = command.split_whitespace();
+        let command = words.next().unwrap_or("");
+        if command == "search" {
+            // Seed 003: the search switch by command as well as in the UI.
+            let enabled = match words.next().map(str::to_ascii_lowercase).as_deref() {
+                Some("on") => true,
+                Some("off") => false,
+                _ => {
+                    let text = t.search_command_usage.to_string();
+                    return Ok(one_event(AnswerEvent::Command {
+                        text,
+                        reset: false,
+                        search: None,
+                    }));
+                }
+            };
+            session.update_settings(|settings| settings.search_enabled = enabled);
+            crate::ssr::request::remember(&state, &session).await;
+            tracing::info!(session = ?session.id, search = enabled, "search switched by command");
+            let text = if enabled {
+                t.search_command_on
+            } else {
+                t.search_command_off
+            };
+            return Ok(one_event(AnswerEvent::Command {
+                text: text.to_string(),
+                reset: false,
+                search: Some(enabled),
+            }));
+        }
         if command == "reset" {
             crate::ssr::request::stop_answer(&state, &session).await;
             session.reset();
@@ -39,12 +68,17 @@ pub async fn ask(
             return Ok(one_event(AnswerEvent::Command {
                 text: t.reset_done.to_string(),
                 reset: true,
+                search: None,
             }));
         }
         let text = t
             .unknown_command
             .replace("{command}", &format!("/{command}"));
-        return Ok(one_event(AnswerEvent::Command { text, reset: false }));
+        return Ok(one_event(AnswerEvent::Command {
+            text,
+            reset: false,
+            search: None,
+        }));
     }
     let settings = session.settings();
     let input = TurnInput {

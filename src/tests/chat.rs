@@ -512,7 +512,7 @@ async fn ask_over_http_streams_ndjson_and_handles_commands() {
     assert!(error.contains("8000"), "{error}");
     let events = post_ask(&client, &server, "/nope").await.unwrap();
     assert!(
-        matches!(&events[0], AnswerEvent::Command { text, reset: false } if text.contains("/reset"))
+        matches!(&events[0], AnswerEvent::Command { text, reset: false, .. } if text.contains("/reset"))
     );
     let events = post_ask(&client, &server, "/reset").await.unwrap();
     assert!(matches!(
@@ -528,6 +528,50 @@ async fn ask_over_http_streams_ndjson_and_handles_commands() {
         .await
         .unwrap();
     assert!(conversation.is_empty(), "reset cleared the conversation");
+}
+
+#[tokio::test]
+async fn search_is_switched_by_command() {
+    let server = text_model_server().await;
+    let client = reqwest::Client::builder()
+        .cookie_store(true)
+        .build()
+        .unwrap();
+    let search_enabled = || async {
+        let settings: crate::model::Settings = client
+            .post(server.url("/api/get_settings"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        settings.search_enabled
+    };
+    let events = post_ask(&client, &server, "/search off").await.unwrap();
+    assert!(
+        matches!(&events[0], AnswerEvent::Command { search: Some(false), text, .. } if text.contains("已关闭")),
+        "{events:?}"
+    );
+    assert!(!search_enabled().await, "the session's switch is off");
+    let events = post_ask(&client, &server, "/search ON").await.unwrap();
+    assert!(matches!(
+        &events[0],
+        AnswerEvent::Command {
+            search: Some(true),
+            ..
+        }
+    ));
+    assert!(search_enabled().await);
+    let events = post_ask(&client, &server, "/search maybe").await.unwrap();
+    assert!(
+        matches!(&events[0], AnswerEvent::Command { search: None, text, .. } if text.contains("/search on")),
+        "{events:?}"
+    );
+    assert!(search_enabled().await, "an unclear command changes nothing");
+    // The help of an unknown command names it.
+    let events = post_ask(&client, &server, "/nope").await.unwrap();
+    assert!(matches!(&events[0], AnswerEvent::Command { text, .. } if text.contains("/search")));
 }
 
 #[tokio::test]
