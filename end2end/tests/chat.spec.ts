@@ -133,3 +133,14 @@ test('/search off and /search on turn the search switch', async ({ page }) => {
   await expect(page.getByRole('status').filter({ hasText: '联网搜索已开启' })).toBeVisible();
   await expect(page.getByRole('switch', { name: '联网搜索' })).toBeChecked();
 });
+
+// Seed 003: each retrieved source is listed with its title, site and a short snippet.
+test('the retrieved sources show their snippets', async ({ page }) => {
+  await openHydrated(page);
+  await askQuestion(page, 'Tokio 是什么运行时？');
+  const answer = page.locator('.answer').last();
+  await expect(answer.locator('.answer-meta')).toContainText('来源支持');
+  const all = answer.locator('.all-results');
+  if ((await all.getAttribute('open')) === null) await all.locator('summary').click();
+  await expect(all.locator('.source-snippet').filter({ hasText: 'Most people pick Tokio for servers.' })).toBeVisible();
+});

@@ -462,6 +462,18 @@ fn AllResults(
     }
 }
 
+/// A snippet as a source list shows it: at most [`SNIPPET_CHARS`] characters.
+fn short_snippet(snippet: &str) -> String {
+    let snippet = snippet.trim();
+    match snippet.char_indices().nth(SNIPPET_CHARS) {
+        Some((at, _)) => format!("{}…", &snippet[..at]),
+        None => snippet.to_string(),
+    }
+}
+
+/// The longest snippet a source list shows (seed 003's 200).
+const SNIPPET_CHARS: usize = 200;
+
 #[component]
 fn SourceItem(
     entry: Arc<CitationEntry>,
@@ -487,6 +499,10 @@ fn SourceItem(
                 {entry.domain.clone()}
             </span>
             {knowledge.then(|| view! { " " <span class="cite-kind">{crate::i18n::local_kind(&entry.url, t)}</span> })}
+            // Seed 003: title, URL and a short snippet; a checked source shows its passage.
+            {(check.is_none() && !entry.snippet.trim().is_empty()).then(|| view! {
+                <span class="source-snippet">{short_snippet(&entry.snippet)}</span>
+            })}
             {check.map(|check| view! {
                 <span class="source-check"><Evidence check url=entry.url.clone()/></span>
             })}
