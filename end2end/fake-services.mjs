@@ -103,6 +103,11 @@ function answerFor(question, model = 'fake-model') {
   if (q.includes('which model')) {
     return { pace: 20, chunks: [`Written by ${model} [1].`] };
   }
+  // Citation attribution: a claim left uncited that source 1 states, a citation of the
+  // wrong source (source 2 states it), a claim no source states.
+  if (q.includes('attribute')) {
+    return { pace: 20, chunks: ['A lighthouse guides ships at night. ', 'The first lighthouses burned wood [1]. ', 'Bananas grow best in the cold Icelandic winter.'] };
+  }
   if (q.includes('uncited')) {
     return { pace: 20, chunks: ['Tokio is the runtime most Rust servers use, ', 'and it is fast.'] };
   }

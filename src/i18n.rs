@@ -218,6 +218,12 @@ pub struct Texts {
     pub better_source: &'static str,
     /// Appended to the support line: how many citations could not be checked.
     pub support_line_unchecked: &'static str,
+    /// A citation cited added to a claim the model left uncited (its card, its name).
+    pub added_by_cited: &'static str,
+    /// Appended to the coverage line: how many of the cited claims cited attributed.
+    pub coverage_line_added: &'static str,
+    /// The discreet mark after a claim none of the answer's sources supports.
+    pub claim_unsupported: &'static str,
     /// Above the passage quoted in a citation's card.
     pub supporting_passage: &'static str,
     /// The passage came from the search snippet: the page could not be read.
@@ -429,6 +435,9 @@ pub const ZH_CN: Texts = Texts {
     support_not_checked: "未能核对",
     better_source: "来源 [{n}] 支持此句",
     support_line_unchecked: "，{n} 处未能核对",
+    added_by_cited: "由 cited 补充",
+    coverage_line_added: "，其中 {n} 处由 cited 补充",
+    claim_unsupported: "没有来源支持此句",
     supporting_passage: "来源中的相关段落",
     from_snippet: "（网页无法读取，取自搜索摘要）",
     open_at_passage: "在原文中打开此段",
@@ -637,6 +646,9 @@ pub const EN: Texts = Texts {
     support_not_checked: "not checked",
     better_source: "Source [{n}] supports this sentence",
     support_line_unchecked: ", {n} not checked",
+    added_by_cited: "added by cited",
+    coverage_line_added: ", {n} of them added by cited",
+    claim_unsupported: "No source supports this sentence",
     supporting_passage: "The passage in the source",
     from_snippet: "(the page could not be read: from the search snippet)",
     open_at_passage: "Open the page at this passage",
@@ -691,11 +703,17 @@ pub fn answer_footer(
 ) -> String {
     let mut parts = Vec::new();
     if let Some(coverage) = coverage.filter(|c| c.claims > 0) {
-        parts.push(
-            t.coverage_line
-                .replace("{cited}", &coverage.cited.to_string())
-                .replace("{claims}", &coverage.claims.to_string()),
-        );
+        let mut line = t
+            .coverage_line
+            .replace("{cited}", &coverage.cited.to_string())
+            .replace("{claims}", &coverage.claims.to_string());
+        if coverage.added > 0 {
+            line.push_str(
+                &t.coverage_line_added
+                    .replace("{n}", &coverage.added.to_string()),
+            );
+        }
+        parts.push(line);
     }
     if let Some(support) = support.filter(|s| s.checked + s.not_checked > 0) {
         let mut line = t

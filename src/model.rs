@@ -447,6 +447,10 @@ pub struct Exchange {
     /// the sentence, and how well (checked after the answer is written).
     #[serde(default)]
     pub alignments: Vec<Alignment>,
+    /// The claims the model left uncited, each checked against the answer's sources:
+    /// the citation cited added where one supports it, a mark where none does.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<ClaimCheck>,
     /// The answer rendered against its sources, filled in only on its way to a browser (the
     /// browser has no Markdown parser); never stored.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -491,6 +495,30 @@ impl Support {
     }
 }
 
+/// The numbers only cited's additions cite (not in `cited`), in the order they are added.
+pub fn added_numbers(cited: &[u32], claims: &[ClaimCheck]) -> Vec<u32> {
+    let mut numbers = Vec::new();
+    for number in claims
+        .iter()
+        .filter_map(|c| c.added.as_ref().map(|a| a.number))
+    {
+        if !cited.contains(&number) && !numbers.contains(&number) {
+            numbers.push(number);
+        }
+    }
+    numbers
+}
+
+/// The answer's checks, cited's additions among them: what a source's best check is
+/// picked from.
+pub fn all_checks(alignments: &[Alignment], claims: &[ClaimCheck]) -> Vec<Alignment> {
+    alignments
+        .iter()
+        .cloned()
+        .chain(claims.iter().filter_map(|c| c.added.clone()))
+        .collect()
+}
+
 /// The strongest check among an answer's citations of source `number`.
 pub fn best_check(alignments: &[Alignment], number: u32) -> Option<&Alignment> {
     alignments
@@ -516,6 +544,35 @@ pub struct Alignment {
     /// Another of the answer's sources that supports the sentence, when this one does not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub better: Option<Better>,
+}
+
+/// A claim sentence the model left without a citation, checked against the answer's
+/// sources after the answer (`citation::coverage` reads the sentences).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClaimCheck {
+    /// The sentence's place among the answer's sentences, in reading order.
+    pub sentence: u32,
+    /// Its text, without markers.
+    pub text: String,
+    /// The source that supports it, checked: cited's own citation, shown as an addition
+    /// ("由 cited 补充"); its `ordinal` is this claim's index among the answer's claims.
+    /// `None` when none of the answer's sources supports it: the sentence is marked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added: Option<Alignment>,
+}
+
+impl ClaimCheck {
+    /// How the claim shows in the answer: a citation cited added, or the mark of a claim
+    /// nothing supports.
+    pub fn cite(&self, key: u32) -> blocks::Cite {
+        match &self.added {
+            Some(added) => blocks::Cite::Added {
+                number: added.number,
+                key,
+            },
+            None => blocks::Cite::Unsupported,
+        }
+    }
 }
 
 /// A source that supports a sentence its citation's source does not.
@@ -565,7 +622,15 @@ impl SupportShare {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Coverage {
     pub claims: u32,
+    /// Claims with a citation, those cited added included.
     pub cited: u32,
+    /// Claims whose citation cited added (the model left them uncited).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub added: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Coverage {
@@ -986,6 +1051,12 @@ pub enum AnswerEvent {
     /// usage again when a model judged the citations (its tokens counted in).
     Aligned {
         alignments: Vec<Alignment>,
+        /// The uncited claims checked (see [`Exchange::claims`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        claims: Vec<ClaimCheck>,
+        /// The coverage with cited's additions counted.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        coverage: Option<Coverage>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         usage: Option<TokenUsage>,
     },
@@ -1052,6 +1123,7 @@ mod tests {
                 coverage: Some(Coverage {
                     claims: 2,
                     cited: 1,
+                    added: 0,
                 }),
                 usage: None,
                 unsearched: false,

@@ -2,6 +2,7 @@
 
 mod agent;
 mod alignment;
+mod attribution;
 mod bounds;
 mod chat;
 mod checking;

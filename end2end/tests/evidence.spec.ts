@@ -69,3 +69,50 @@ test('a citation the checker cannot judge says 未能核对, by hover, tap and k
     await expect(page.getByRole('tooltip').locator('.support-level')).toHaveText('未能核对');
   }
 });
+
+// The model left a claim uncited that a source states: cited adds its own citation, shown
+// as an addition and counted apart; a citation of the wrong source names the one that
+// states the sentence; a claim no source states gets a quiet mark. The words stay the
+// model's.
+test('cited adds the citations the model left out, shows them as additions and marks what nothing supports', async ({ page, isMobile }) => {
+  await openHydrated(page);
+  await askQuestion(page, 'attribute: how do lighthouses work?');
+  const answer = page.locator('.answer').last();
+  await expect(answer.locator('.answer-meta')).toContainText('引用覆盖：2/3 句，其中 1 处由 cited 补充');
+  await expect(answer.locator('.answer-body')).toContainText('A lighthouse guides ships at night. The first lighthouses burned wood');
+  // The addition: its own look, its own name, its own line in the card.
+  const added = answer.getByRole('link', { name: '引用 1：Lighthouses of the coast（由 cited 补充）' });
+  await expect(added).toBeVisible();
+  await expect(answer.locator('.cite.added')).toHaveCount(1);
+  if (isMobile) await added.tap(); else await added.hover();
+  const card = page.getByRole('tooltip');
+  await expect(card.locator('.cite-added')).toHaveText('由 cited 补充');
+  await expect(card.locator('.support-level')).toHaveText('支持');
+  await expect(card.locator('.cite-passage')).toContainText('A lighthouse guides ships at night');
+  if (!isMobile) {
+    await page.mouse.move(0, 0);
+    await expect(card).toBeHidden();
+    await added.focus();
+    await expect(page.getByRole('tooltip').locator('.cite-added')).toHaveText('由 cited 补充');
+    await page.keyboard.press('Escape');
+  } else {
+    await answer.locator('.answer-meta').tap();
+  }
+  await expect(page.getByRole('tooltip')).toHaveCount(0);
+  // The model's own citation of the wrong source points to the one that states it.
+  const own = answer.getByRole('link', { name: /^引用 1：Lighthouses of the coast（未找到支持）$/ });
+  if (isMobile) await own.tap(); else await own.hover();
+  const better = page.getByRole('tooltip').getByRole('link', { name: '来源 [2] 支持此句' });
+  await expect(better).toHaveAttribute('href', 'https://lights.example.org/history');
+  // What no source states: marked, quietly, with its meaning as its name.
+  await expect(answer.getByRole('img', { name: '没有来源支持此句' })).toHaveCount(1);
+  // The reference list holds the sources either citation uses.
+  const references = answer.getByRole('region', { name: '参考文献' });
+  await expect(references.locator('li')).toHaveCount(1);
+  // After a reload the stored answer shows the same.
+  await openHydrated(page);
+  const stored = page.locator('.answer').last();
+  await expect(stored.getByRole('link', { name: '引用 1：Lighthouses of the coast（由 cited 补充）' })).toBeVisible();
+  await expect(stored.getByRole('img', { name: '没有来源支持此句' })).toHaveCount(1);
+  await expect(stored.locator('.answer-meta')).toContainText('其中 1 处由 cited 补充');
+});

@@ -13,7 +13,7 @@
 //! Coverage is cited claims over claims; an answer that claims nothing has full coverage.
 
 use crate::citation::render::{Block, Cite, Inline, Lookup};
-use crate::model::Coverage;
+use crate::model::{ClaimCheck, Coverage};
 
 /// Letters or digits a sentence needs to count as a claim.
 pub const MIN_CLAIM_CHARS: usize = 12;
@@ -35,6 +35,15 @@ pub struct CitedSentence {
     pub sentence: String,
 }
 
+/// A claim the answer makes without a found citation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UncitedClaim {
+    /// Its place among the answer's sentences (what [`place`] is given back).
+    pub sentence: u32,
+    /// Its text, trimmed.
+    pub text: String,
+}
+
 /// Every found citation of the answer's text with its sentence, in reading order (short
 /// sentences too: a reader may check any citation). Citations in headings and table heads
 /// are counted (for the ordinals) but have no sentence.
@@ -42,10 +51,35 @@ pub fn cited_sentences(answer: &str, lookup: &impl Lookup) -> Vec<CitedSentence>
     read(answer, lookup).cited
 }
 
+/// The answer's claims that carry no found citation, in reading order.
+pub fn uncited_claims(answer: &str, lookup: &impl Lookup) -> Vec<UncitedClaim> {
+    read(answer, lookup).uncited
+}
+
+/// The checked uncited claims shown in a rendered answer: after each claim's sentence end
+/// (or at the end of its paragraph, item or cell), the citation cited added or the mark of
+/// a claim nothing supports. The text itself is untouched.
+pub fn place(blocks: &mut [Block], claims: &[ClaimCheck]) {
+    if claims.is_empty() {
+        return;
+    }
+    let mut counter = Counter {
+        placing: claims
+            .iter()
+            .enumerate()
+            .map(|(key, claim)| (claim.sentence, claim.cite(key as u32)))
+            .collect(),
+        ..Counter::default()
+    };
+    for block in blocks {
+        counter.block(block);
+    }
+}
+
 fn read(answer: &str, lookup: &impl Lookup) -> Counter {
-    let rendered = crate::citation::render(answer, lookup);
+    let mut rendered = crate::citation::render(answer, lookup);
     let mut counter = Counter::default();
-    for block in &rendered.blocks {
+    for block in &mut rendered.blocks {
         counter.block(block);
     }
     counter
@@ -65,22 +99,28 @@ struct Counter {
     cites: Vec<(u32, u32)>,
     /// Found citations so far.
     ordinal: u32,
+    /// Sentences (with letters or digits) read before this one.
+    sentence: u32,
     /// What `cited_sentences` returns.
     cited: Vec<CitedSentence>,
+    /// What `uncited_claims` returns.
+    uncited: Vec<UncitedClaim>,
+    /// For [`place`]: what to show after which sentence; taken once shown.
+    placing: std::collections::BTreeMap<u32, Cite>,
 }
 
 impl Counter {
-    fn block(&mut self, block: &Block) {
+    fn block(&mut self, block: &mut Block) {
         match block {
             Block::Paragraph(inlines) | Block::Plain(inlines) => self.unit(inlines),
-            Block::Quote(blocks) => blocks.iter().for_each(|b| self.block(b)),
+            Block::Quote(blocks) => blocks.iter_mut().for_each(|b| self.block(b)),
             Block::List { items, .. } => items
-                .iter()
-                .flat_map(|item| item.blocks.iter())
+                .iter_mut()
+                .flat_map(|item| item.blocks.iter_mut())
                 .for_each(|b| self.block(b)),
             Block::Table { head, rows, .. } => {
                 head.iter().for_each(|cell| self.count_only(cell));
-                rows.iter().flatten().for_each(|cell| self.unit(cell));
+                rows.iter_mut().flatten().for_each(|cell| self.unit(cell));
             }
             Block::Heading { content, .. } => self.count_only(content),
             Block::Code { .. } | Block::Rule => {}
@@ -107,21 +147,54 @@ impl Counter {
     }
 
     /// A paragraph, item or cell: its sentences; the last one ends with it.
-    fn unit(&mut self, inlines: &[Inline]) {
+    fn unit(&mut self, inlines: &mut Vec<Inline>) {
         self.inlines(inlines);
+        // A sentence that ended with no full stop to place after: at the unit's end.
+        if self.chars > 0 {
+            if let Some(cite) = self.placing.remove(&self.sentence) {
+                inlines.push(added(cite));
+            }
+        }
         self.close();
     }
 
-    fn inlines(&mut self, inlines: &[Inline]) {
-        for inline in inlines {
-            match inline {
-                Inline::Text(text) => self.text(text),
-                Inline::Code(code) => self.text(code),
+    fn inlines(&mut self, inlines: &mut Vec<Inline>) {
+        let mut at = 0;
+        while at < inlines.len() {
+            match &mut inlines[at] {
+                Inline::Text(text) => {
+                    let cuts = self.text(text, true);
+                    if !cuts.is_empty() {
+                        // The text split where its sentences end, each followed by its cite.
+                        let whole = std::mem::take(text);
+                        let mut parts = Vec::with_capacity(cuts.len() * 2 + 1);
+                        let mut from = 0;
+                        for (cut, cite) in cuts {
+                            if cut > from {
+                                parts.push(Inline::Text(whole[from..cut].to_string()));
+                            }
+                            parts.push(added(cite));
+                            from = cut;
+                        }
+                        if from < whole.len() {
+                            parts.push(Inline::Text(whole[from..].to_string()));
+                        }
+                        let count = parts.len();
+                        inlines.splice(at..=at, parts);
+                        at += count;
+                        continue;
+                    }
+                }
+                Inline::Code(code) => {
+                    self.text(code, false);
+                }
                 Inline::Emphasis(children)
                 | Inline::Strong(children)
                 | Inline::Strikethrough(children)
                 | Inline::Link { children, .. } => self.inlines(children),
-                Inline::SoftBreak | Inline::LineBreak => self.text(" "),
+                Inline::SoftBreak | Inline::LineBreak => {
+                    self.text(" ", false);
+                }
                 Inline::Citation { cites, .. } => {
                     for cite in cites {
                         if let Cite::Found { number, .. } = cite {
@@ -132,14 +205,24 @@ impl Counter {
                     }
                 }
             }
+            at += 1;
         }
     }
 
-    fn text(&mut self, text: &str) {
-        let mut chars = text.chars().peekable();
-        while let Some(c) = chars.next() {
+    /// Reads `text`; when placing, where in it (byte offsets just after a sentence's end)
+    /// something is to be shown, if it may be cut (`cuttable`).
+    fn text(&mut self, text: &str, cuttable: bool) -> Vec<(usize, Cite)> {
+        let mut cuts = Vec::new();
+        let mut chars = text.char_indices().peekable();
+        while let Some((at, c)) = chars.next() {
             if c.is_alphanumeric() {
                 if self.ended {
+                    // Not yet shown (its end was in code): before the next sentence.
+                    if cuttable && self.chars > 0 {
+                        if let Some(cite) = self.placing.remove(&self.sentence) {
+                            cuts.push((at, cite));
+                        }
+                    }
                     self.close();
                 }
                 self.chars += 1;
@@ -148,26 +231,37 @@ impl Counter {
             self.text.push(c);
             let ends = match c {
                 '。' | '！' | '？' | '；' => true,
-                '.' | '!' | '?' | ';' => chars.peek().is_none_or(|next| next.is_whitespace()),
+                '.' | '!' | '?' | ';' => chars.peek().is_none_or(|(_, next)| next.is_whitespace()),
                 _ => false,
             };
             if ends {
+                if cuttable && !self.ended && self.chars > 0 {
+                    if let Some(cite) = self.placing.remove(&self.sentence) {
+                        cuts.push((at + c.len_utf8(), cite));
+                    }
+                }
                 self.ended = true;
                 self.question = matches!(c, '?' | '？');
             }
         }
+        cuts
     }
 
     /// Counts the sentence read so far and starts the next.
     fn close(&mut self) {
         let claim = self.chars >= MIN_CLAIM_CHARS && !self.question;
+        let sentence = self.text.trim();
         if claim {
             self.coverage.claims += 1;
             if self.cites_any {
                 self.coverage.cited += 1;
+            } else {
+                self.uncited.push(UncitedClaim {
+                    sentence: self.sentence,
+                    text: sentence.to_string(),
+                });
             }
         }
-        let sentence = self.text.trim();
         for (ordinal, number) in self.cites.drain(..) {
             self.cited.push(CitedSentence {
                 ordinal,
@@ -175,11 +269,22 @@ impl Counter {
                 sentence: sentence.to_string(),
             });
         }
+        if self.chars > 0 {
+            self.sentence += 1;
+        }
         self.text.clear();
         self.chars = 0;
         self.cites_any = false;
         self.question = false;
         self.ended = false;
+    }
+}
+
+/// What cited shows after a claim: a marker of its own, with no text of the model's.
+fn added(cite: Cite) -> Inline {
+    Inline::Citation {
+        original: String::new(),
+        cites: vec![cite],
     }
 }
 
@@ -274,5 +379,85 @@ mod tests {
             }
         });
         assert_eq!(found_in_tree, 7);
+    }
+
+    fn checked(sentence: u32, number: Option<u32>) -> ClaimCheck {
+        ClaimCheck {
+            sentence,
+            text: String::new(),
+            added: number.map(|number| crate::model::Alignment {
+                ordinal: 0,
+                number,
+                support: crate::model::Support::Supported,
+                passage: String::new(),
+                matched: Vec::new(),
+                offset: None,
+                better: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn uncited_claims_are_read_and_placed_after_their_sentence_without_touching_the_text() {
+        let answer =
+            "Tokio is an asynchronous runtime [1]. It uses a work-stealing scheduler. Short.\n\n\
+                      - Its first release came in `2016`\n- Another item that claims something\n";
+        let lookup = sources(&[1, 2]);
+        let found: Vec<(u32, String)> = uncited_claims(answer, &lookup)
+            .into_iter()
+            .map(|claim| (claim.sentence, claim.text))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                (1, "It uses a work-stealing scheduler.".to_string()),
+                (3, "Its first release came in 2016".to_string()),
+                (4, "Another item that claims something".to_string()),
+            ]
+        );
+        let original = crate::citation::render(answer, &lookup);
+        let mut blocks = original.blocks.clone();
+        place(
+            &mut blocks,
+            &[checked(1, Some(2)), checked(3, None), checked(4, Some(1))],
+        );
+        // The model's words are all there, unchanged and in order.
+        let placed = crate::citation::Rendered {
+            blocks: blocks.clone(),
+            problems: Vec::new(),
+        };
+        assert_eq!(placed.text(true), original.text(true));
+        // The addition follows its sentence's full stop, before the next sentence.
+        let Block::Paragraph(inlines) = &blocks[0] else {
+            panic!("a paragraph first: {blocks:?}");
+        };
+        assert_eq!(
+            inlines[2],
+            Inline::Text(". It uses a work-stealing scheduler.".into())
+        );
+        assert_eq!(
+            inlines[3],
+            Inline::Citation {
+                original: String::new(),
+                cites: vec![Cite::Added { number: 2, key: 0 }],
+            }
+        );
+        assert_eq!(inlines[4], Inline::Text(" Short.".into()));
+        // A sentence with no full stop (a list item, one ending in code) gets its mark at
+        // its end.
+        let mut seen = Vec::new();
+        placed.for_each_cite(|cite| seen.push(cite.clone()));
+        assert_eq!(
+            seen,
+            vec![
+                Cite::Found { number: 1 },
+                Cite::Added { number: 2, key: 0 },
+                Cite::Unsupported,
+                Cite::Added { number: 1, key: 2 },
+            ]
+        );
+        // Additions do not shift the model's citations' ordinals, nor count as its own.
+        assert_eq!(cited_sentences(answer, &lookup).len(), 1);
+        assert_eq!(placed.cited_numbers(), vec![1]);
     }
 }

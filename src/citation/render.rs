@@ -202,10 +202,13 @@ pub fn render(answer: &str, registry: &impl Lookup) -> Rendered {
 }
 
 /// An exchange on its way to a browser: its answer rendered against its sources
-/// ([`Exchange::rendered`](crate::model::Exchange::rendered)).
+/// ([`Exchange::rendered`](crate::model::Exchange::rendered)), with cited's additions
+/// placed after their claims.
 pub fn for_browser(mut exchange: crate::model::Exchange) -> crate::model::Exchange {
     let sources = SourceMap::new(exchange.sources.iter().cloned());
-    exchange.rendered = render(&exchange.answer, &sources).blocks;
+    let mut blocks = render(&exchange.answer, &sources).blocks;
+    crate::citation::coverage::place(&mut blocks, &exchange.claims);
+    exchange.rendered = blocks;
     exchange
 }
 

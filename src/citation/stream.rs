@@ -192,6 +192,8 @@ pub struct Framer {
     /// The tail as the browser holds it, and its JSON.
     tail: Vec<Block>,
     tail_json: String,
+    /// The checked uncited claims, once known (after `Done`); shown by the next patch.
+    claims: Vec<crate::model::ClaimCheck>,
 }
 
 impl Default for Framer {
@@ -203,6 +205,7 @@ impl Default for Framer {
             incremental: Incremental::new(),
             tail: Vec::new(),
             tail_json: EMPTY_TAIL.to_string(),
+            claims: Vec::new(),
         }
     }
 }
@@ -246,6 +249,10 @@ impl Framer {
                 self.sources = SourceMap::new(sources.iter().cloned());
                 !self.text.is_empty()
             }
+            AnswerEvent::Aligned { claims, .. } if !claims.is_empty() => {
+                self.claims.clone_from(claims);
+                true
+            }
             _ => false,
         }
     }
@@ -253,6 +260,9 @@ impl Framer {
     /// The patch from what the browser holds to the answer as it stands, if they differ.
     /// Several noted changes make one patch.
     pub fn patch(&mut self) -> Option<AnswerEvent> {
+        if !self.claims.is_empty() {
+            return Some(self.placed());
+        }
         let delta =
             self.incremental
                 .update(&self.text, self.revision, &self.sources, self.sources.len());
@@ -291,6 +301,29 @@ impl Framer {
         self.tail = delta.tail;
         self.tail_json = new_json;
         (!unchanged).then_some(AnswerEvent::Rendered { patch })
+    }
+}
+
+impl Framer {
+    /// The whole answer again, with cited's additions placed after their claims (once,
+    /// after `Done`: the text no longer changes).
+    fn placed(&mut self) -> AnswerEvent {
+        let mut blocks = crate::citation::render(&self.text, &self.sources).blocks;
+        crate::citation::coverage::place(&mut blocks, &std::mem::take(&mut self.claims));
+        self.incremental = Incremental::new();
+        self.tail = Vec::new();
+        self.tail_json = EMPTY_TAIL.to_string();
+        AnswerEvent::Rendered {
+            patch: Patch {
+                reset: true,
+                completed: blocks,
+                tail: Splice {
+                    from: 1,
+                    keep: 1,
+                    add: "]".to_string(),
+                },
+            },
+        }
     }
 }
 

@@ -98,6 +98,8 @@ fn debug_inlines(inlines: &[Inline], out: &mut String) {
                             out.push_str(&format!("⟦{number}⟧"));
                         }
                         Cite::Missing { number } => out.push_str(&format!("⟦{number}?⟧")),
+                        Cite::Added { number, .. } => out.push_str(&format!("⟦+{number}⟧")),
+                        Cite::Unsupported => out.push_str("⟦?⟧"),
                     }
                 }
             }

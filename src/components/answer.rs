@@ -13,10 +13,27 @@ use leptos::prelude::*;
 use crate::citation::render::marked_text;
 use crate::citation::urls::is_web_link;
 use crate::citation::{CitationEntry, Lookup, SourceMap};
-use crate::components::citation_link::CitationLink;
+use crate::components::citation_link::{CitationLink, UnsupportedMark};
 use crate::components::erase::Erase;
 use crate::model::blocks::{fold, Align, Block, Cite, Folded, Inline, ListItem, Patch, EMPTY_TAIL};
-use crate::model::Alignment;
+use crate::model::{Alignment, ClaimCheck};
+
+/// An answer's checks, once it is done: its citations, and its uncited claims.
+#[derive(Clone, Copy)]
+pub struct Checks {
+    pub citations: Signal<Vec<Alignment>>,
+    pub claims: Signal<Vec<ClaimCheck>>,
+}
+
+impl Checks {
+    /// No checks (an answer being written, a Research branch's evidence).
+    pub fn none() -> Checks {
+        Checks {
+            citations: Signal::stored(Vec::new()),
+            claims: Signal::stored(Vec::new()),
+        }
+    }
+}
 
 /// Numbers the citations of one answer in reading order, so a citation keeps its key (and
 /// an open card stays open) when the streaming answer is rendered again.
@@ -25,24 +42,27 @@ struct Keys {
     next: std::cell::Cell<u64>,
     /// The answer's checked citations, by ordinal (the same count as the keys).
     checks: Signal<Vec<Alignment>>,
+    /// Its uncited claims checked: what cited's own citations point to.
+    claims: Signal<Vec<ClaimCheck>>,
     /// The answer's sources, where found citations find their entries.
     sources: Memo<SourceMap>,
 }
 
 impl Keys {
     /// The keys of an answer's citations from the `start`-th found one on.
-    fn new(
-        answer_key: u64,
-        start: u64,
-        checks: Signal<Vec<Alignment>>,
-        sources: Memo<SourceMap>,
-    ) -> Keys {
+    fn new(answer_key: u64, start: u64, checks: &Checks, sources: Memo<SourceMap>) -> Keys {
         Keys {
             base: answer_key + 1,
             next: std::cell::Cell::new(start),
-            checks,
+            checks: checks.citations,
+            claims: checks.claims,
             sources,
         }
+    }
+
+    /// The key of the citation cited added to claim `claim` (apart from the model's).
+    fn added(&self, claim: u32) -> u64 {
+        (self.base << 24) | (1 << 23) | u64::from(claim)
     }
 
     fn entry(&self, number: u32) -> Option<Arc<CitationEntry>> {
@@ -132,11 +152,11 @@ pub fn AnswerBody(
     /// How it changes while it streams.
     #[prop(optional)]
     patches: Option<Patches>,
-    /// Each citation checked against its source, once the answer is done.
-    #[prop(optional, into)]
-    checks: Option<Signal<Vec<Alignment>>>,
+    /// Each citation and uncited claim checked, once the answer is done.
+    #[prop(optional)]
+    checks: Option<Checks>,
 ) -> impl IntoView {
-    let checks = checks.unwrap_or_else(|| Signal::stored(Vec::new()));
+    let checks = checks.unwrap_or_else(Checks::none);
     let map = Memo::new(move |_| SourceMap::new(sources.get()));
     let generation = StoredValue::new(0u64);
     // Found citations in the held blocks (the tail's keys count on from there).
@@ -191,11 +211,11 @@ pub fn AnswerBody(
     });
     view! {
         <For each=move || held.get() key=|piece| piece.key let:piece>
-            {block_view(Block::clone(&piece.block), &Keys::new(answer_key, piece.cites, checks, map))}
+            {block_view(Block::clone(&piece.block), &Keys::new(answer_key, piece.cites, &checks, map))}
         </For>
         {move || {
             tail.with(|(blocks, cites)| {
-                let keys = Keys::new(answer_key, *cites, checks, map);
+                let keys = Keys::new(answer_key, *cites, &checks, map);
                 blocks.iter().cloned().map(|block| block_view(block, &keys)).collect_view()
             })
         }}
@@ -211,10 +231,10 @@ pub fn MarkedText(
     #[prop(into)] sources: Signal<Vec<Arc<CitationEntry>>>,
 ) -> impl IntoView {
     let map = Memo::new(move |_| SourceMap::new(sources.get()));
-    let checks = Signal::stored(Vec::new());
+    let checks = Checks::none();
     move || {
         let blocks = map.with(|map| marked_text(&text, map));
-        let keys = Keys::new(answer_key, 0, checks, map);
+        let keys = Keys::new(answer_key, 0, &checks, map);
         blocks
             .into_iter()
             .map(|block| block_view(block, &keys))
@@ -340,6 +360,18 @@ fn inline_view(inline: Inline, keys: &Keys) -> AnyView {
                     view! { <CitationLink number entry key check/> }.erased()
                 }
                 Cite::Missing { number } => format!("[{number}]").erased(),
+                Cite::Added { number, key: claim } => {
+                    let key = keys.added(claim);
+                    let Some(entry) = keys.entry(number) else {
+                        return ().erased();
+                    };
+                    let claims = keys.claims;
+                    let check = Signal::derive(move || {
+                        claims.with(|all| all.get(claim as usize).and_then(|c| c.added.clone()))
+                    });
+                    view! { <CitationLink number entry key check added=true/> }.erased()
+                }
+                Cite::Unsupported => view! { <UnsupportedMark/> }.erased(),
             })
             .collect_view()
             .erased(),

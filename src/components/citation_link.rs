@@ -116,6 +116,9 @@ pub fn CitationLink(
     /// This citation checked against its source (once the answer is done).
     #[prop(optional, into)]
     check: Option<Signal<Option<Alignment>>>,
+    /// cited added it: the model left the sentence uncited.
+    #[prop(optional)]
+    added: bool,
 ) -> impl IntoView {
     let check = check.unwrap_or_else(|| Signal::stored(None));
     let support = move || check.with(|c| c.as_ref().map(|c| c.support));
@@ -140,7 +143,11 @@ pub fn CitationLink(
     };
     let knowledge = entry.kind == SourceKind::Knowledge;
     let kind_label = crate::i18n::local_kind(&entry.url, t);
-    let base_label = format!("{} {number}：{title}", t.citation);
+    let base_label = if added {
+        format!("{} {number}：{title}（{}）", t.citation, t.added_by_cited)
+    } else {
+        format!("{} {number}：{title}", t.citation)
+    };
     // A citation whose source does not (fully) state its sentence says so in its name.
     let label = move || match support() {
         Some(level @ (Support::Partial | Support::NotFound | Support::NotChecked)) => {
@@ -179,6 +186,7 @@ pub fn CitationLink(
             class:unsupported=move || support() == Some(Support::NotFound)
             class:partly=move || support() == Some(Support::Partial)
             class:unchecked=move || support() == Some(Support::NotChecked)
+            class:added=added
             node_ref=wrapper
             on:pointerenter=move |event: ev::PointerEvent| {
                 if event.pointer_type() == "mouse" {
@@ -239,6 +247,7 @@ pub fn CitationLink(
                         <span class="cite-domain">{domain.clone()}</span>
                         {knowledge.then(|| view! { <span class="cite-kind">{kind_label}</span> })}
                     </span>
+                    {added.then(|| view! { <span class="cite-added">{t.added_by_cited}</span> })}
                     <span class="cite-title">{title.clone()}</span>
                     <span class="cite-snippet">{snippet.clone()}</span>
                     {evidence.clone()}
@@ -249,6 +258,18 @@ pub fn CitationLink(
                     })}
                 </span>
             })}
+        </span>
+    }
+}
+
+/// The discreet mark after a claim none of the answer's sources supports: a small sign
+/// with its meaning as its accessible name and tooltip.
+#[component]
+pub fn UnsupportedMark() -> impl IntoView {
+    let t = use_texts();
+    view! {
+        <span class="claim-unsupported" role="img" aria-label=t.claim_unsupported title=t.claim_unsupported>
+            "?"
         </span>
     }
 }

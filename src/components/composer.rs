@@ -383,8 +383,17 @@ fn apply(
             })
         }
         AnswerEvent::Plan { plan } => live.plan.set(Some(plan)),
-        AnswerEvent::Aligned { alignments, usage } => live.head.update(|e| {
+        AnswerEvent::Aligned {
+            alignments,
+            claims,
+            coverage,
+            usage,
+        } => live.head.update(|e| {
             e.alignments = alignments;
+            e.claims = claims;
+            if coverage.is_some() {
+                e.coverage = coverage;
+            }
             if usage.is_some() {
                 e.usage = usage;
             }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 
 use crate::citation::{lists, CitationEntry, SourceMap};
-use crate::components::answer::{AnswerBody, Patches};
+use crate::components::answer::{AnswerBody, Checks, Patches};
 use crate::components::citation_link::Evidence;
 use crate::components::erase::{shown, Erase};
 use crate::components::research::ResearchView;
@@ -240,11 +240,14 @@ fn ExchangeView(key: u64, exchange: LiveExchange, chat: Chat) -> impl IntoView {
         chat.rerun
             .set(Some(live.head.with_untracked(|e| e.question.clone())));
     };
+    // What the answer cites, then what only cited's additions cite.
     let cited = move || {
         live.with(|e| {
             live.sources.with(|sources| {
                 let map = SourceMap::new(sources.iter().cloned());
-                lists::cited_entries(&map, &e.cited)
+                let mut numbers = e.cited.clone();
+                numbers.extend(crate::model::added_numbers(&e.cited, &e.claims));
+                lists::cited_entries(&map, &numbers)
             })
         })
     };
@@ -299,7 +302,10 @@ fn ExchangeView(key: u64, exchange: LiveExchange, chat: Chat) -> impl IntoView {
                         blocks=live.rendered.get_value()
                         sources=live.sources
                         patches=live.patches
-                        checks=Signal::derive(move || live.with(|e| e.alignments.clone()))
+                        checks=Checks {
+                            citations: Signal::derive(move || live.with(|e| e.alignments.clone())),
+                            claims: Signal::derive(move || live.with(|e| e.claims.clone())),
+                        }
                     />
                 </div>
                 // Under the 结论 and its explanation: the plan, branches and evidence chain
@@ -310,12 +316,13 @@ fn ExchangeView(key: u64, exchange: LiveExchange, chat: Chat) -> impl IntoView {
                 {shown(move || live.with(|e| e.stopped), move || view! {
                     <p class="stopped">{t.stopped}</p>
                 })}
-                {shown(move || done.get() && live.with(|e| !e.cited.is_empty()), move || view! {
+                {shown(move || done.get() && live.with(|e| !e.cited.is_empty() || e.claims.iter().any(|c| c.added.is_some())), move || view! {
                     <References
                         entries=Signal::derive(cited)
                         agent=live.head.with_untracked(|e| !e.mode.has_search_switch())
                         plan=live.plan
-                        checks=Signal::derive(move || live.with(|e| e.alignments.clone()))
+                        checks=Signal::derive(move || live.with(|e| crate::model::all_checks(&e.alignments, &e.claims)))
+                        added=Signal::derive(move || live.with(|e| crate::model::added_numbers(&e.cited, &e.claims)))
                     />
                 })}
                 {shown(move || done.get() && has_sources.get(), move || view! {
@@ -386,6 +393,9 @@ fn References(
     /// The answer's citations checked against their sources: each source shows its best.
     #[prop(into)]
     checks: Signal<Vec<Alignment>>,
+    /// Sources only cited's additions cite: marked as such.
+    #[prop(into)]
+    added: Signal<Vec<u32>>,
 ) -> impl IntoView {
     let best =
         move |number: u32| checks.with(|checks| crate::model::best_check(checks, number).cloned());
@@ -401,7 +411,8 @@ fn References(
             .into_iter()
             .map(|entry| {
                 let check = best(entry.number);
-                view! { <SourceItem entry check/> }
+                let added = added.with(|added| added.contains(&entry.number));
+                view! { <SourceItem entry check added/> }
             })
             .collect_view();
         view! { <ol>{items}</ol> }
@@ -479,6 +490,9 @@ fn SourceItem(
     entry: Arc<CitationEntry>,
     /// In the reference list: the best check of the answer's citations of this source.
     check: Option<Alignment>,
+    /// Only cited's additions cite it.
+    #[prop(optional)]
+    added: bool,
 ) -> impl IntoView {
     let t = use_texts();
     let knowledge = entry.kind == crate::model::SourceKind::Knowledge;
@@ -499,6 +513,7 @@ fn SourceItem(
                 {entry.domain.clone()}
             </span>
             {knowledge.then(|| view! { " " <span class="cite-kind">{crate::i18n::local_kind(&entry.url, t)}</span> })}
+            {added.then(|| view! { " " <span class="cite-added">{t.added_by_cited}</span> })}
             // Seed 003: title, URL and a short snippet; a checked source shows its passage.
             {(check.is_none() && !entry.snippet.trim().is_empty()).then(|| view! {
                 <span class="source-snippet">{short_snippet(&entry.snippet)}</span>

@@ -94,6 +94,14 @@ pub enum Cite {
     Missing {
         number: u32,
     },
+    /// A citation cited added after a claim the model left uncited, never the model's own
+    /// words: `key` is the claim's index in [`Exchange::claims`](crate::model::Exchange).
+    Added {
+        number: u32,
+        key: u32,
+    },
+    /// The discreet mark after a claim none of the answer's sources supports.
+    Unsupported,
 }
 
 /// Calls `visit` for every cite of `block`, found or missing, in reading order.

@@ -242,14 +242,18 @@ fn show(event: AnswerEvent, t: &Texts, printed: &mut HashSet<String>) {
 fn reference_list(exchange: &Exchange, lang: Lang) -> String {
     let sources = SourceMap::new(exchange.sources.iter().cloned());
     let words = lists::ListWords::of(lang);
+    // The sources cited's additions cite are listed too (the footer counts the additions).
+    let mut cited = exchange.cited.clone();
+    cited.extend(crate::model::added_numbers(
+        &exchange.cited,
+        &exchange.claims,
+    ));
     match (&exchange.research, exchange.mode) {
-        (Some(plan), _) => lists::research_markdown_in(words, &sources, &exchange.cited, |round| {
+        (Some(plan), _) => lists::research_markdown_in(words, &sources, &cited, |round| {
             plan.for_round(round).map(|sub| sub.question.clone())
         }),
-        (None, Mode::Agent | Mode::Research) => {
-            lists::agent_markdown_in(words, &sources, &exchange.cited)
-        }
-        (None, Mode::Chat) => lists::chat_markdown_in(words, &sources, &exchange.cited),
+        (None, Mode::Agent | Mode::Research) => lists::agent_markdown_in(words, &sources, &cited),
+        (None, Mode::Chat) => lists::chat_markdown_in(words, &sources, &cited),
     }
 }
 

@@ -657,6 +657,7 @@ pub fn result_json(exchange: &Exchange) -> serde_json::Value {
         "coverage": exchange.coverage.map(|c| serde_json::json!({
             "cited": c.cited,
             "claims": c.claims,
+            "added": c.added,
             "percent": c.percent(),
         })),
         "usage": exchange.usage.as_ref().map(|u| serde_json::json!({
@@ -677,6 +678,7 @@ pub fn result_json(exchange: &Exchange) -> serde_json::Value {
             "percent": share.percent(),
         }),
         "alignments": exchange.alignments,
+        "claims": exchange.claims,
     })
 }
 

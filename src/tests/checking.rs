@@ -30,7 +30,7 @@ const PAGE: &str = "<html><head><title>Tokio</title></head><body><article>\
     </article></body></html>";
 
 /// Serves `/tokio` (counting its reads) and `/slow` (answering after 5 s).
-async fn page_server(hits: Arc<AtomicUsize>) -> SocketAddr {
+pub(super) async fn page_server(hits: Arc<AtomicUsize>) -> SocketAddr {
     let app = Router::new()
         .route(
             "/tokio",
@@ -53,8 +53,8 @@ async fn page_server(hits: Arc<AtomicUsize>) -> SocketAddr {
 }
 
 /// Every search finds the one page at `url`, with a snippet that says little.
-struct OnePage {
-    url: String,
+pub(super) struct OnePage {
+    pub(super) url: String,
 }
 
 #[async_trait]
@@ -78,7 +78,7 @@ impl SearchProvider for OnePage {
     }
 }
 
-fn state(page: String, addr: SocketAddr, deadline: &str) -> AppState {
+pub(super) fn state(page: String, addr: SocketAddr, deadline: &str) -> AppState {
     let config = super::pipeline_config(
         "http://127.0.0.1:9",
         &[("CITED_ALIGN_DEADLINE_SECS", deadline)],
@@ -109,7 +109,7 @@ fn input(question: &str) -> TurnInput {
     }
 }
 
-async fn ask(
+pub(super) async fn ask(
     state: &AppState,
     session: &Arc<crate::ssr::session::Session>,
     question: &str,
@@ -119,7 +119,7 @@ async fn ask(
         .1
 }
 
-fn checked(events: &[AnswerEvent]) -> Vec<crate::model::Alignment> {
+pub(super) fn checked(events: &[AnswerEvent]) -> Vec<crate::model::Alignment> {
     events
         .iter()
         .find_map(|event| match event {
@@ -211,10 +211,11 @@ async fn the_check_can_be_turned_off() {
 
 /// A model that answers the question with `ANSWER` and the citation check (calls of kind
 /// `Check`) with `verdicts` after `delay`, counting those calls.
-struct Judging {
-    verdicts: &'static str,
-    delay: Duration,
-    judged: AtomicUsize,
+pub(super) struct Judging {
+    pub(super) answer: &'static str,
+    pub(super) verdicts: &'static str,
+    pub(super) delay: Duration,
+    pub(super) judged: AtomicUsize,
 }
 
 const ANSWER: &str = "Tokio is an asynchronous Rust runtime that was first released in 2016 [1].";
@@ -236,7 +237,7 @@ impl crate::ssr::llm::ChatModel for Judging {
             self.judged.fetch_add(1, Ordering::SeqCst);
             (self.verdicts, self.delay)
         } else {
-            (ANSWER, Duration::ZERO)
+            (self.answer, Duration::ZERO)
         };
         let usage = crate::ssr::llm::Usage {
             prompt_tokens: 100,
@@ -256,7 +257,7 @@ impl crate::ssr::llm::ChatModel for Judging {
     }
 }
 
-fn judged_state(
+pub(super) fn judged_state(
     addr: SocketAddr,
     verdicts: &'static str,
     delay: Duration,
@@ -274,6 +275,7 @@ fn judged_state(
         url: format!("http://{addr}/tokio"),
     });
     let model = Arc::new(Judging {
+        answer: ANSWER,
         verdicts,
         delay,
         judged: AtomicUsize::new(0),
@@ -413,8 +415,8 @@ async fn a_judge_slower_than_the_deadline_or_a_stop_leaves_the_offline_verdict()
 }
 
 /// The Tokio page, and a second source whose snippet states what the first does not.
-struct TwoSources {
-    url: String,
+pub(super) struct TwoSources {
+    pub(super) url: String,
 }
 
 #[async_trait]

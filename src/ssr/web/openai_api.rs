@@ -3,7 +3,9 @@
 //! mode, whole or streamed as server-sent events framed as OpenAI frames them. The answer
 //! text carries `[n]` markers; `citations` lists the cited URLs in number order (as
 //! Perplexity's API does) and `cited_sources` each cited source with its title, snippet,
-//! search round and how well it supports the sentences citing it. Errors come in OpenAI's
+//! search round and how well it supports the sentences citing it (sources only cited's own
+//! additions cite among them), and `cited_claims` the claims the model left uncited, each
+//! with the source cited attributed it to, if any. Errors come in OpenAI's
 //! `{"error": {...}}` shape.
 //!
 //! Each request is answered in a session of its own, so requests never see each other.
@@ -117,7 +119,7 @@ pub async fn openapi() -> Json<Value> {
                     },
                 }}}},
                 "responses": {
-                    "200": { "description": "A chat.completion (or chat.completion.chunk events) with `citations` and `cited_sources`: number, title, url, snippet, round, support (supported, partial, not_found, not_checked), passage" },
+                    "200": { "description": "A chat.completion (or chat.completion.chunk events) with `citations`, `cited_sources` (number, title, url, snippet, round, support: supported, partial, not_found or not_checked, passage, added_by_cited) and `cited_claims` (each claim the model left uncited: sentence, the number cited added or null when no source supports it, passage)" },
                     "400": { "description": "Not a chat completion request, or no question", "content": { "application/json": { "schema": error } } },
                     "404": { "description": "Unknown model", "content": { "application/json": { "schema": error } } },
                 },
@@ -150,15 +152,20 @@ fn now_secs() -> u64 {
         .unwrap_or(0)
 }
 
-/// `citations` and `cited_sources` of a finished answer.
-fn sources_of(exchange: &Exchange) -> (Vec<String>, Vec<Value>) {
+/// `citations`, `cited_sources` and `cited_claims` of a finished answer: the sources the
+/// answer cites, then those only cited's additions cite (`added_by_cited`), each with its
+/// best check; and the claims the model left uncited, with the source cited added
+/// (`number`) or `null` where none of the sources supports them.
+fn sources_of(exchange: &Exchange) -> (Vec<String>, Vec<Value>, Vec<Value>) {
     let mut citations = Vec::new();
     let mut cited = Vec::new();
-    for number in &exchange.cited {
+    let added = crate::model::added_numbers(&exchange.cited, &exchange.claims);
+    let checks = crate::model::all_checks(&exchange.alignments, &exchange.claims);
+    for number in exchange.cited.iter().chain(&added) {
         let Some(entry) = exchange.sources.iter().find(|e| e.number == *number) else {
             continue;
         };
-        let best = crate::model::best_check(&exchange.alignments, *number);
+        let best = crate::model::best_check(&checks, *number);
         citations.push(entry.url.clone());
         cited.push(json!({
             "number": entry.number,
@@ -168,9 +175,21 @@ fn sources_of(exchange: &Exchange) -> (Vec<String>, Vec<Value>) {
             "round": entry.round,
             "support": best.map(|a| a.support),
             "passage": best.map(|a| a.passage.clone()),
+            "added_by_cited": added.contains(number),
         }));
     }
-    (citations, cited)
+    let claims = exchange
+        .claims
+        .iter()
+        .map(|claim| {
+            json!({
+                "sentence": claim.text,
+                "number": claim.added.as_ref().map(|a| a.number),
+                "passage": claim.added.as_ref().map(|a| a.passage.clone()),
+            })
+        })
+        .collect();
+    (citations, cited, claims)
 }
 
 pub async fn completions(
@@ -353,7 +372,7 @@ pub async fn completions(
             let mut receiver = receiver;
             while receiver.recv().await.is_some() {}
             let exchange = run.await.unwrap_or_default();
-            let (citations, cited_sources) = sources_of(&exchange);
+            let (citations, cited_sources, cited_claims) = sources_of(&exchange);
             let value = json!({
                 "id": id,
                 "object": "chat.completion",
@@ -367,6 +386,7 @@ pub async fn completions(
                 "usage": usage_json(&exchange),
                 "citations": citations,
                 "cited_sources": cited_sources,
+                "cited_claims": cited_claims,
             });
             Ok::<_, std::convert::Infallible>(value.to_string())
         });
@@ -406,10 +426,11 @@ pub async fn completions(
                 if ended {
                     let handle = run.take()?;
                     let exchange = handle.await.unwrap_or_default();
-                    let (citations, cited_sources) = sources_of(&exchange);
+                    let (citations, cited_sources, cited_claims) = sources_of(&exchange);
                     let mut last = chunk(json!({}), Some("stop"));
                     last["citations"] = json!(citations);
                     last["cited_sources"] = json!(cited_sources);
+                    last["cited_claims"] = json!(cited_claims);
                     last["usage"] = usage_json(&exchange);
                     return Some((vec![last], (receiver, run, guard, chunk, held)));
                 }

@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use futures_util::StreamExt;
 
-use crate::citation::coverage::cited_sentences;
+use crate::citation::coverage::{cited_sentences, uncited_claims, UncitedClaim};
 use crate::citation::{urls, Lookup, SourceMap};
-use crate::model::{Alignment, Better, Exchange, SourceKind, Support};
+use crate::model::{Alignment, Better, ClaimCheck, Exchange, SourceKind, Support};
 use crate::ssr::align::judge::{self, Case, Verdict};
 use crate::ssr::align::{align, Aligned};
 use crate::ssr::fetch::deep_read;
@@ -99,31 +99,134 @@ fn apply(checked: &mut Checked, verdict: &Verdict) {
     alignment.offset = checked.on_page.then_some(start as u32);
 }
 
+/// What the check found: each citation checked, the uncited claims checked, and whether
+/// a model judged them.
+#[derive(Default)]
+pub(super) struct Checks {
+    pub alignments: Vec<Alignment>,
+    pub claims: Vec<ClaimCheck>,
+    pub judged: bool,
+}
+
+/// The most uncited claims one answer has checked (the rest keep no mark).
+const MAX_CLAIMS: usize = 24;
+
+/// The most pages read for one answer's check: the cited sources' first, then the others'
+/// when claims are left uncited.
+const MAX_PAGES: usize = 8;
+
+/// One sentence checked against one source offline.
+fn check_one(sentence: &str, ordinal: u32, number: u32, url: &str, source: &SourceText) -> Checked {
+    let (found, on_page, text) = best_alignment(sentence, source);
+    Checked {
+        alignment: Alignment {
+            ordinal,
+            number,
+            support: found.support,
+            passage: found.passage.clone(),
+            matched: found.matched,
+            offset: on_page.then_some(found.offset as u32),
+            better: None,
+        },
+        sentence: sentence.to_string(),
+        url: url.to_string(),
+        text,
+        on_page,
+        passage: (found.offset, found.offset + found.passage.len()),
+    }
+}
+
+/// The source among `all` that best supports an uncited claim (the strongest level, the
+/// lowest number among equals), checked.
+fn best_for_claim(claim: &UncitedClaim, all: &[(u32, String, SourceText)]) -> Option<Checked> {
+    let mut best: Option<Checked> = None;
+    for (number, url, source) in all {
+        let checked = check_one(&claim.text, 0, *number, url, source);
+        let stronger = best.as_ref().is_none_or(|best| {
+            checked.alignment.support.strength() > best.alignment.support.strength()
+        });
+        if stronger {
+            best = Some(checked);
+        }
+    }
+    best
+}
+
+/// The uncited claims as the answer shows them: those a source supports (offline: a
+/// strong match with its numbers; or the model's verdict) with cited's citation of it, those
+/// whose best source does not support them with a mark; the others (partly supported, not
+/// checked) as they are.
+fn attributed(
+    attributing: Vec<(UncitedClaim, (String, u32))>,
+    done: &HashMap<(String, u32), Checked>,
+) -> Vec<ClaimCheck> {
+    let mut claims = Vec::new();
+    for (claim, key) in attributing {
+        let Some(checked) = done.get(&key) else {
+            continue;
+        };
+        let added = match checked.alignment.support {
+            Support::Supported => {
+                let mut alignment = checked.alignment.clone();
+                alignment.ordinal = claims.len() as u32;
+                alignment.better = None;
+                Some(alignment)
+            }
+            Support::NotFound => None,
+            Support::Partial | Support::NotChecked => continue,
+        };
+        claims.push(ClaimCheck {
+            sentence: claim.sentence,
+            text: claim.text,
+            added,
+        });
+    }
+    claims
+}
+
 impl Turn {
-    /// Every found citation of the answer's claims, checked; empty when the check is off,
-    /// the answer was stopped, or the deadline passed first.
-    /// Also says whether a model judged them.
-    pub(super) async fn check_citations(&self, exchange: &Exchange) -> (Vec<Alignment>, bool) {
+    /// Every found citation of the answer's claims checked, and the claims it left uncited
+    /// checked against all its sources; nothing when the check is off, the answer was
+    /// stopped, or the deadline passed first.
+    pub(super) async fn check_citations(&self, exchange: &Exchange) -> Checks {
         let limit = self.state.config.align_deadline;
         if limit.is_zero() || exchange.stopped || self.cancel.is_cancelled() {
-            return (Vec::new(), false);
+            return Checks::default();
         }
         let sources = SourceMap::new(exchange.sources.iter().cloned());
         let cited = cited_sentences(&exchange.answer, &sources);
-        if cited.is_empty() {
-            return (Vec::new(), false);
+        let mut claims = if sources.is_empty() {
+            Vec::new()
+        } else {
+            uncited_claims(&exchange.answer, &sources)
+        };
+        claims.truncate(MAX_CLAIMS);
+        if cited.is_empty() && claims.is_empty() {
+            return Checks::default();
         }
         let deadline = tokio::time::Instant::now() + limit;
+        // The cited sources' pages first; with claims to attribute, the others' too.
         let numbers: Vec<u32> = {
             let mut numbers: Vec<u32> = cited.iter().map(|c| c.number).collect();
             numbers.sort_unstable();
             numbers.dedup();
+            if !claims.is_empty() {
+                let room = MAX_PAGES.saturating_sub(numbers.len());
+                let more: Vec<u32> = exchange
+                    .sources
+                    .iter()
+                    .map(|entry| entry.number)
+                    .filter(|number| !numbers.contains(number))
+                    .take(room)
+                    .collect();
+                numbers.extend(more);
+            }
             numbers
         };
         let conversation = self.stored.as_ref().map(|(id, _)| id.clone());
         // Page reads give up at three quarters of the time, leaving the rest to matching.
         let reads_end = tokio::time::Instant::now() + limit.mul_f64(0.75);
-        let texts: BTreeMap<u32, SourceText> = futures_util::stream::iter(numbers)
+        let mut texts: BTreeMap<u32, SourceText> = futures_util::stream::iter(numbers)
             .map(|number| {
                 let entry = sources.lookup(number).cloned();
                 let conversation = conversation.clone();
@@ -145,69 +248,74 @@ impl Turn {
             .filter_map(|found| async move { found })
             .collect()
             .await;
-        let urls: HashMap<u32, String> = texts
-            .keys()
-            .filter_map(|n| Some((*n, sources.lookup(*n)?.url.clone())))
-            .collect();
-        // Every source of the answer, with the text it is checked against (its page when it
-        // was read, else its snippet), for sentences their own source does not support.
-        let others: Vec<(u32, String, Arc<str>)> = exchange
+        // Every source of the answer with the texts it is checked against (its page when
+        // it was read, else its snippet): for sentences their own source does not support,
+        // and for the claims left uncited.
+        let all: Vec<(u32, String, SourceText)> = exchange
             .sources
             .iter()
             .map(|entry| {
-                let text = texts
-                    .get(&entry.number)
-                    .and_then(|t| t.page.clone())
-                    .unwrap_or_else(|| Arc::from(entry.snippet.as_str()));
+                let text = texts.remove(&entry.number).unwrap_or_else(|| SourceText {
+                    page: None,
+                    snippet: entry.snippet.clone(),
+                });
                 (entry.number, entry.url.clone(), text)
             })
             .collect();
         let work = crate::ssr::blocking::run(move || {
+            let others: Vec<(u32, String, Arc<str>)> = all
+                .iter()
+                .map(|(number, url, text)| {
+                    let text = text
+                        .page
+                        .clone()
+                        .unwrap_or_else(|| Arc::from(text.snippet.as_str()));
+                    (*number, url.clone(), text)
+                })
+                .collect();
+            let by_number: HashMap<u32, (&String, &SourceText)> = all
+                .iter()
+                .map(|(number, url, text)| (*number, (url, text)))
+                .collect();
             // One sentence may cite a source twice: check each pair once.
             let mut done: HashMap<(String, u32), Checked> = HashMap::new();
             let mut order = Vec::new();
             for cite in cited {
-                let Some(source) = texts.get(&cite.number) else {
+                let Some((url, source)) = by_number.get(&cite.number) else {
                     continue;
                 };
                 let key = (cite.sentence.clone(), cite.number);
                 done.entry(key.clone()).or_insert_with(|| {
-                    let (found, on_page, text) = best_alignment(&cite.sentence, source);
-                    Checked {
-                        alignment: Alignment {
-                            ordinal: cite.ordinal,
-                            number: cite.number,
-                            support: found.support,
-                            passage: found.passage.clone(),
-                            matched: found.matched,
-                            offset: on_page.then_some(found.offset as u32),
-                            better: None,
-                        },
-                        sentence: cite.sentence.clone(),
-                        url: urls.get(&cite.number).cloned().unwrap_or_default(),
-                        text,
-                        on_page,
-                        passage: (found.offset, found.offset + found.passage.len()),
-                    }
+                    check_one(&cite.sentence, cite.ordinal, cite.number, url, source)
                 });
                 order.push((key, cite.ordinal));
             }
             for checked in done.values_mut() {
                 checked.alignment.better = better_source(checked, &others);
             }
-            (done, order)
+            // Each uncited claim with the source that best supports it.
+            let mut attributing = Vec::new();
+            for claim in claims {
+                let Some(best) = best_for_claim(&claim, &all) else {
+                    continue;
+                };
+                let key = (claim.text.clone(), best.alignment.number);
+                done.entry(key.clone()).or_insert(best);
+                attributing.push((claim, key));
+            }
+            (done, order, attributing)
         });
         let checked = tokio::select! {
             biased;
             () = self.cancel.cancelled() => None,
             done = tokio::time::timeout_at(deadline, work) => done.ok().flatten(),
         };
-        let Some((mut done, order)) = checked else {
+        let Some((mut done, order, attributing)) = checked else {
             tracing::warn!(
                 deadline_secs = limit.as_secs(),
                 "citations not checked before the deadline"
             );
-            return (Vec::new(), false);
+            return Checks::default();
         };
         let judged = self
             .judge(&mut done, conversation.as_deref(), deadline)
@@ -229,7 +337,11 @@ impl Turn {
                 Some(alignment)
             })
             .collect();
-        (alignments, judged)
+        Checks {
+            alignments,
+            claims: attributed(attributing, &done),
+            judged,
+        }
     }
 
     /// With `CITED_CHECK=model` and a model: the model's verdicts in place of the offline

@@ -83,28 +83,39 @@ impl Turn {
         let checking = !self.state.config.align_deadline.is_zero()
             && self.state.config.check != crate::ssr::config::Check::Off;
         let check = async {
-            if !checking || !answered || exchange.stopped || exchange.cited.is_empty() {
+            if !checking || !answered || exchange.stopped || exchange.sources.is_empty() {
                 return None;
             }
             let _ = self.status(Some(crate::model::Status::Aligning)).await;
-            let (alignments, judged) = self.check_citations(&exchange).await;
-            let share = crate::model::SupportShare::of(&alignments);
+            let checks = self.check_citations(&exchange).await;
+            let share = crate::model::SupportShare::of(&checks.alignments);
+            let added = checks.claims.iter().filter(|c| c.added.is_some()).count() as u32;
             tracing::info!(
                 checked = share.checked,
                 supported = share.supported,
                 partial = share.partial,
                 not_checked = share.not_checked,
-                judged,
+                added,
+                unsupported_claims = checks.claims.len() as u32 - added,
+                judged = checks.judged,
                 "citations checked"
             );
             // The judge's tokens join the answer's.
-            let usage = judged.then(|| self.usage()).flatten();
+            let usage = checks.judged.then(|| self.usage()).flatten();
+            // Claims cited attributed count as cited, and apart.
+            let coverage = exchange.coverage.map(|coverage| crate::model::Coverage {
+                cited: coverage.cited + added,
+                added,
+                ..coverage
+            });
             self.send_anyway(AnswerEvent::Aligned {
-                alignments: alignments.clone(),
+                alignments: checks.alignments.clone(),
+                claims: checks.claims.clone(),
+                coverage: (added > 0).then_some(coverage).flatten(),
                 usage: usage.clone(),
             })
             .await;
-            Some((alignments, usage))
+            Some((checks, coverage, usage))
         };
         let follow_ups = async {
             let (questions, asked) = self.related(&exchange).await;
@@ -121,8 +132,10 @@ impl Turn {
         if alignments.is_some() || asked {
             let _ = self.status(None).await;
         }
-        if let Some((alignments, usage)) = alignments {
-            exchange.alignments = alignments;
+        if let Some((checks, coverage, usage)) = alignments {
+            exchange.alignments = checks.alignments;
+            exchange.claims = checks.claims;
+            exchange.coverage = coverage;
             if usage.is_some() {
                 exchange.usage = usage;
             }
