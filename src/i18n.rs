@@ -65,6 +65,8 @@ pub struct Texts {
     pub file_too_large: &'static str,
     pub file_no_text: &'static str,
     pub file_unreadable: &'static str,
+    /// A file whose reader ran out of memory or time.
+    pub file_too_costly: &'static str,
     pub file_too_many: &'static str,
     pub no_tools: &'static str,
     /// Accounts: the sign-in page and the signed-in line.
@@ -297,6 +299,7 @@ pub const ZH_CN: Texts = Texts {
     file_too_large: "文件太大：最大 {max} MB",
     file_no_text: "文件里没有可读的文字（扫描的 PDF 需要先识别文字）",
     file_unreadable: "无法读取这个文件：{reason}",
+    file_too_costly: "读取这个文件所需的内存或时间超出了单个文件的限制：文件可能已损坏，或是被刻意构造的。",
     file_too_many: "一个对话最多 {max} 个文件",
     no_tools: "当前模型不支持工具调用，已改为先搜索再回答。",
     sign_in_title: "登录 cited",
@@ -508,6 +511,7 @@ pub const EN: Texts = Texts {
     file_too_large: "The file is too large: at most {max} MB",
     file_no_text: "The file has no readable text (a scanned PDF needs text recognition first)",
     file_unreadable: "This file cannot be read: {reason}",
+    file_too_costly: "Reading this file takes more memory or time than one file may have: it may be damaged, or made to.",
     file_too_many: "A conversation holds at most {max} files",
     no_tools: "This model cannot call tools: cited searched first and then asked it.",
     sign_in_title: "Sign in to cited",

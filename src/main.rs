@@ -119,6 +119,20 @@ enum Command {
         #[command(subcommand)]
         command: HistoryCommand,
     },
+    /// Read one file from stdin and print its passages as JSON, within the memory and time
+    /// given: how the server parses added files, in a child process of its own.
+    #[command(hide = true)]
+    Extract {
+        /// The file's name (its extension says how to read it).
+        #[arg(long)]
+        name: String,
+        #[arg(long, default_value_t = 512)]
+        memory_mb: u64,
+        #[arg(long, default_value_t = 30)]
+        secs: u64,
+        #[arg(long, default_value_t = 10 << 20)]
+        max_bytes: usize,
+    },
 }
 
 #[derive(Subcommand)]
@@ -200,6 +214,16 @@ fn parse_period(raw: &str) -> Result<cited::model::Period, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // A file reader: limited before anything else runs (no runtime, no configuration).
+    if let Some(Command::Extract {
+        name,
+        memory_mb,
+        secs,
+        max_bytes,
+    }) = &cli.command
+    {
+        return cited::ssr::files::child::child_main(name, *memory_mb, *secs, *max_bytes);
+    }
     let (config, warnings) = Config::from_env();
     let logs = tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::new(&config.log))
@@ -305,5 +329,11 @@ fn main() -> ExitCode {
             HistoryCommand::Show { id } => cli::history(config, cli::History::Show { id }),
             HistoryCommand::Export { id } => cli::history(config, cli::History::Export { id }),
         }),
+        Command::Extract {
+            name,
+            memory_mb,
+            secs,
+            max_bytes,
+        } => cited::ssr::files::child::child_main(&name, memory_mb, secs, max_bytes),
     }
 }

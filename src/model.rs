@@ -541,7 +541,8 @@ pub struct Alignment {
     /// Where the passage starts in the page's readable text; `None` when the page could
     /// not be read and the passage comes from the search snippet.
     pub offset: Option<u32>,
-    /// Another of the answer's sources that supports the sentence, when this one does not.
+    /// Another of the answer's sources that supports the sentence, when this one does not
+    /// (or only in part, or cannot be seen to).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub better: Option<Better>,
 }

@@ -71,15 +71,16 @@ test('a citation the checker cannot judge says 未能核对, by hover, tap and k
 });
 
 // The model left a claim uncited that a source states: cited adds its own citation, shown
-// as an addition and counted apart; a citation of the wrong source names the one that
-// states the sentence; a claim no source states gets a quiet mark. The words stay the
+// as an addition and counted apart; a citation of a source that states only part of its
+// sentence names the one that states it all; a claim no source states gets a quiet mark. The words stay the
 // model's.
 test('cited adds the citations the model left out, shows them as additions and marks what nothing supports', async ({ page, isMobile }) => {
   await openHydrated(page);
   await askQuestion(page, 'attribute: how do lighthouses work?');
   const answer = page.locator('.answer').last();
   await expect(answer.locator('.answer-meta')).toContainText('引用覆盖：2/3 句，其中 1 处由 cited 补充');
-  await expect(answer.locator('.answer-body')).toContainText('A lighthouse guides ships at night. The first lighthouses burned wood');
+  // The model's words as it wrote them, cited's marks between its sentences.
+  await expect(answer.locator('.answer-body')).toContainText('A lighthouse guides ships at night.1 The first lighthouses burned wood 1. Bananas');
   // The addition: its own look, its own name, its own line in the card.
   const added = answer.getByRole('link', { name: '引用 1：Lighthouses of the coast（由 cited 补充）' });
   await expect(added).toBeVisible();
@@ -99,8 +100,9 @@ test('cited adds the citations the model left out, shows them as additions and m
     await answer.locator('.answer-meta').tap();
   }
   await expect(page.getByRole('tooltip')).toHaveCount(0);
-  // The model's own citation of the wrong source points to the one that states it.
-  const own = answer.getByRole('link', { name: /^引用 1：Lighthouses of the coast（未找到支持）$/ });
+  // The model's own citation of a source that states only part of the sentence points to
+  // the one that states it all.
+  const own = answer.getByRole('link', { name: '引用 1：Lighthouses of the coast（部分支持）' });
   if (isMobile) await own.tap(); else await own.hover();
   const better = page.getByRole('tooltip').getByRole('link', { name: '来源 [2] 支持此句' });
   await expect(better).toHaveAttribute('href', 'https://lights.example.org/history');

@@ -48,7 +48,8 @@ pub async fn ask(
             }
         },
     };
-    let state = AppState::new(config);
+    let mut state = AppState::new(config);
+    state.isolate_files();
     let model = match filters.model.as_deref().map(str::trim) {
         None | Some("") => None,
         Some(raw) => {
@@ -66,7 +67,7 @@ pub async fn ask(
     };
     let mut files = Vec::new();
     for (n, path) in filters.files.iter().enumerate() {
-        match read_file(path, state.config.capacity.file_bytes).await {
+        match read_file(path, &state).await {
             Ok(passages) => {
                 let name = crate::ssr::files::clean_name(&path.to_string_lossy());
                 files.push(crate::ssr::files::document(
@@ -173,9 +174,10 @@ pub async fn ask(
 /// The passages of the file at `path`, or why it cannot be used.
 async fn read_file(
     path: &std::path::Path,
-    max_bytes: usize,
+    state: &AppState,
 ) -> Result<Vec<crate::ssr::knowledge::Passage>, crate::ssr::files::FileError> {
     use crate::ssr::files::FileError;
+    let max_bytes = state.config.capacity.file_bytes;
     let size = tokio::fs::metadata(path)
         .await
         .map_err(|error| FileError::Unreadable(error.to_string()))?
@@ -188,10 +190,8 @@ async fn read_file(
     let bytes = tokio::fs::read(path)
         .await
         .map_err(|error| FileError::Unreadable(error.to_string()))?;
-    let name = path.to_string_lossy().into_owned();
-    crate::ssr::blocking::run(move || crate::ssr::files::extract(&name, &bytes))
-        .await
-        .unwrap_or_else(|| Err(FileError::Unreadable("the parser gave up".to_string())))
+    let name = path.to_string_lossy();
+    state.extractor.extract(&name, bytes.into()).await
 }
 
 /// What narrows `cited ask`'s web searches (`--focus`, `--time`, `--site`).
@@ -306,7 +306,8 @@ pub async fn serve(config: Config) -> ExitCode {
         }
     };
     tracing::info!("cited is listening on http://{addr}");
-    let state = AppState::new(config);
+    let mut state = AppState::new(config);
+    state.isolate_files();
     // The database first: migrated, and what a crash left half-written marked interrupted
     // (with Redis, other instances may be writing answers: the reaper watches instead).
     let interrupted = if state.shared.is_shared() {

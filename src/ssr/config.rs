@@ -284,6 +284,10 @@ pub struct Capacity {
     pub body_bytes: usize,
     /// Largest file attached to a conversation (`CITED_FILE_MAX_MB`).
     pub file_bytes: usize,
+    /// The address space of the child process that reads one file (`CITED_FILE_MEMORY_MB`).
+    pub file_memory_bytes: u64,
+    /// Its CPU and wall-clock time (`CITED_FILE_SECS`).
+    pub file_time: Duration,
     /// Most bytes of answer text kept; a longer one is cut with a notice.
     pub answer_bytes: usize,
     /// Most stored conversation data per user; past it new questions are refused.
@@ -590,6 +594,11 @@ pub const DEFAULT_KNOWLEDGE: &str = "README.md,ARCHITECTURE.md,searxng/README.md
 impl Config {
     /// Reads the process environment, with `.env` in the working directory as a fallback
     /// for variables the environment does not set.
+    /// This program's own binary (what runs `cited extract` for added files).
+    pub fn this_binary() -> std::io::Result<std::path::PathBuf> {
+        std::env::current_exe()
+    }
+
     pub fn from_env() -> (Config, Vec<ConfigWarning>) {
         let dotenv: Vec<(String, String)> = dotenvy::from_path_iter(".env")
             .map(|iter| iter.filter_map(Result::ok).collect())
@@ -831,6 +840,10 @@ impl Config {
             header_timeout: reader.seconds("CITED_HEADER_TIMEOUT_SECS", 1, 300, 10),
             body_bytes: reader.number("CITED_MAX_BODY_KB", 16, 100_000, 256) * 1024,
             file_bytes: reader.number("CITED_FILE_MAX_MB", 1, 200, 10) * 1024 * 1024,
+            file_memory_bytes: reader.number("CITED_FILE_MEMORY_MB", 128, 65_536, 512) as u64
+                * 1024
+                * 1024,
+            file_time: reader.seconds("CITED_FILE_SECS", 1, 600, 30),
             answer_bytes: reader.number("CITED_MAX_ANSWER_KB", 1, 10_000, 256) * 1024,
             user_quota_bytes: reader.number("CITED_USER_QUOTA_MB", 1, 1_000_000, 200) as u64
                 * 1024
@@ -1135,6 +1148,12 @@ impl fmt::Display for Config {
         )?;
         writeln!(f, "CITED_MAX_BODY_KB={}", c.body_bytes / 1024)?;
         writeln!(f, "CITED_FILE_MAX_MB={}", c.file_bytes / 1024 / 1024)?;
+        writeln!(
+            f,
+            "CITED_FILE_MEMORY_MB={}",
+            c.file_memory_bytes / 1024 / 1024
+        )?;
+        writeln!(f, "CITED_FILE_SECS={}", c.file_time.as_secs())?;
         writeln!(f, "CITED_MAX_ANSWER_KB={}", c.answer_bytes / 1024)?;
         write!(
             f,

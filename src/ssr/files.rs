@@ -4,6 +4,8 @@
 //! jieba stack, and searched alongside the web. A passage is cited with the file's name
 //! (and page) and opens highlighted at `/knowledge/~files/<conversation>/<file>`.
 
+pub mod child;
+
 use async_trait::async_trait;
 
 use crate::ssr::knowledge::{
@@ -18,6 +20,8 @@ pub const FILES_PREFIX: &str = "~files/";
 pub const MAX_FILES: usize = 20;
 /// The most characters kept of one file's text.
 const MAX_TEXT_CHARS: usize = 2_000_000;
+/// The most pages kept of one PDF.
+const MAX_PAGES: usize = 2_000;
 
 /// The kinds of file accepted, by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +47,7 @@ impl FileKind {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum FileError {
     #[error("unsupported file type")]
     Unsupported,
@@ -55,6 +59,9 @@ pub enum FileError {
     Unreadable(String),
     #[error("a conversation holds at most {max} files")]
     TooMany { max: usize },
+    /// Its reader ran out of memory or time (`child`): damaged, or made to.
+    #[error("reading the file takes more memory or time than one file may have")]
+    TooCostly,
 }
 
 /// What went wrong with a file, for the person who added it.
@@ -66,6 +73,7 @@ pub fn message(lang: crate::model::Lang, error: &FileError) -> String {
         FileError::NoText => t.file_no_text.to_string(),
         FileError::Unreadable(reason) => t.file_unreadable.replace("{reason}", reason),
         FileError::TooMany { max } => t.file_too_many.replace("{max}", &max.to_string()),
+        FileError::TooCostly => t.file_too_costly.to_string(),
     }
 }
 
@@ -114,7 +122,13 @@ fn passages_of(kind: FileKind, bytes: &[u8]) -> Result<Vec<Passage>, FileError> 
             let pages = pdf_extract::extract_text_from_mem_by_pages(bytes)
                 .map_err(|error| FileError::Unreadable(error.to_string()))?;
             let mut passages = Vec::new();
-            for (index, page) in pages.iter().enumerate() {
+            // As many pages and characters as any other file may give.
+            let mut chars = 0;
+            for (index, page) in pages.iter().enumerate().take(MAX_PAGES) {
+                chars += page.chars().count();
+                if chars > MAX_TEXT_CHARS {
+                    break;
+                }
                 let number = u32::try_from(index + 1).unwrap_or(u32::MAX);
                 // PDF text comes in short lines: a blank line still ends a paragraph.
                 for mut passage in plain_passages(page, None) {

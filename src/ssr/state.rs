@@ -50,6 +50,9 @@ pub struct AppState {
     pub shared: Arc<crate::ssr::shared::Shared>,
     /// Thumbnails and favicons fetched through cited.
     pub media: Arc<crate::ssr::media::Media>,
+    /// Where added files are parsed: in this process until `cited serve` (or `cited ask`)
+    /// names a child process ([`AppState::isolate_files`]).
+    pub extractor: Arc<crate::ssr::files::child::Extractor>,
 }
 
 /// The search provider an answer uses, and the notice that goes with it.
@@ -118,7 +121,21 @@ impl AppState {
             search_health: Arc::new(HealthMonitor::new(searxng)),
             config: Arc::new(config),
             leptos_options,
+            extractor: Arc::new(crate::ssr::files::child::Extractor::InProcess),
         }
+    }
+
+    /// Added files are parsed by this binary in a child process, within the configured
+    /// memory and time (`ssr::files::child`).
+    pub fn isolate_files(&mut self) {
+        let capacity = &self.config.capacity;
+        self.extractor = Arc::new(crate::ssr::files::child::Extractor::this_binary(
+            crate::ssr::files::child::Sandbox {
+                memory_bytes: capacity.file_memory_bytes,
+                time: capacity.file_time,
+                file_bytes: capacity.file_bytes,
+            },
+        ));
     }
 }
 

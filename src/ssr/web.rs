@@ -73,7 +73,12 @@ pub fn router(state: AppState) -> Router {
         .route("/c/{id}/export.md", get(history_routes::export))
         .route("/media/image", get(media_routes::image))
         .route("/media/icon", get(media_routes::icon))
-        .route("/api/files", axum::routing::post(files_routes::upload))
+        // Its limit is `CITED_FILE_MAX_MB`, kept by `guard::body_limit`, not axum's 2 MB.
+        .route(
+            "/api/files",
+            axum::routing::post(files_routes::upload)
+                .layer(axum::extract::DefaultBodyLimit::disable()),
+        )
         .route("/api/files/list", axum::routing::post(files_routes::list))
         .route(
             "/knowledge/{*path}",

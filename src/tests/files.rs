@@ -266,3 +266,71 @@ async fn research_branches_search_the_files_too() {
         exchange.sources
     );
 }
+
+/// A bounded fuzz pass over every extractor (run by `make test`): valid files with bytes
+/// flipped, cut or spliced, and arbitrary bytes, under every name. No input panics past
+/// `extract` or yields text beyond the characters one file may hold; each is a list of
+/// passages or a file error.
+mod fuzz {
+    use proptest::prelude::*;
+
+    use super::{docx, pdf};
+    use crate::ssr::files::extract;
+
+    const NAMES: [&str; 5] = ["f.pdf", "f.docx", "f.md", "f.html", "f.txt"];
+
+    fn seeds() -> Vec<Vec<u8>> {
+        vec![
+            pdf(&["The keeper logs ships.", "Tokio schedules tasks."]),
+            docx(&["First paragraph.", "第二段。"]),
+            b"# Title\n\nSome *markdown* [link](https://example.org) text.\n".to_vec(),
+            b"<html><body><article><p>Lights guide ships at night.</p></article></body></html>"
+                .to_vec(),
+        ]
+    }
+
+    fn mutated() -> impl Strategy<Value = Vec<u8>> {
+        (
+            0..seeds().len(),
+            prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..16),
+            any::<prop::sample::Index>(),
+            prop::collection::vec(any::<u8>(), 0..64),
+        )
+            .prop_map(|(seed, flips, cut, splice)| {
+                let mut bytes = seeds()[seed].clone();
+                for (at, byte) in flips {
+                    let at = at.index(bytes.len());
+                    bytes[at] = byte;
+                }
+                let cut = cut.index(bytes.len() + 1);
+                bytes.truncate(cut.max(bytes.len() / 2));
+                bytes.extend(splice);
+                bytes
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+        #[test]
+        fn mutated_files_never_panic(bytes in mutated(), name in 0..NAMES.len()) {
+            if let Ok(passages) = extract(NAMES[name], &bytes) {
+                let chars: usize = passages.iter().map(|p| p.text.chars().count()).sum();
+                prop_assert!(chars <= 2_000_000 + passages.len());
+            }
+        }
+
+        #[test]
+        fn arbitrary_bytes_give_passages_with_text_or_an_error(
+            bytes in prop::collection::vec(any::<u8>(), 0..2048),
+            name in 0..NAMES.len(),
+        ) {
+            if let Ok(passages) = extract(NAMES[name], &bytes) {
+                prop_assert!(!passages.is_empty());
+                prop_assert!(passages
+                    .iter()
+                    .all(|p| p.text.chars().any(char::is_alphanumeric)));
+            }
+        }
+    }
+}

@@ -99,12 +99,7 @@ async fn attach(
         );
     }
     let size = body.len();
-    let extracted = {
-        let name = name.clone();
-        crate::ssr::blocking::run(move || files::extract(&name, &body))
-            .await
-            .unwrap_or_else(|| Err(FileError::Unreadable("the parser gave up".to_string())))
-    };
+    let extracted = state.extractor.extract(&name, body).await;
     let passages = match extracted {
         Ok(passages) => passages,
         Err(error) => return refused(StatusCode::BAD_REQUEST, files::message(lang, &error)),

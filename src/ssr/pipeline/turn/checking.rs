@@ -57,13 +57,10 @@ struct Checked {
 }
 
 /// Another of the answer's sources that supports a sentence its own source does not (or
-/// cannot be seen to): the first, in number order, that the offline checker finds
-/// supporting it.
+/// only in part, or cannot be seen to): the first, in number order, that the offline
+/// checker finds supporting it.
 fn better_source(checked: &Checked, others: &[(u32, String, Arc<str>)]) -> Option<Better> {
-    if !matches!(
-        checked.alignment.support,
-        Support::NotFound | Support::NotChecked
-    ) {
+    if checked.alignment.support == Support::Supported {
         return None;
     }
     others
@@ -322,10 +319,7 @@ impl Turn {
             .await;
         // A source the model found supporting its sentence needs no other.
         for checked in done.values_mut() {
-            if matches!(
-                checked.alignment.support,
-                Support::Supported | Support::Partial
-            ) {
+            if checked.alignment.support == Support::Supported {
                 checked.alignment.better = None;
             }
         }
