@@ -44,7 +44,7 @@ fn the_held_out_part_measures_the_checker() {
         "held-out",
         include_str!("../../eval/citations/heldout.jsonl"),
     );
-    // Measured (2026-11-25): 131 pairs, accuracy 0.52, not checked 0.08, P(supported) 0.73,
+    // Measured (2026-11-25): 131 pairs, accuracy 0.50, not checked 0.06, P(supported) 0.75,
     // P(unsupported) 0.88, no correct cross-lingual citation called unsupported. The
     // target for P(supported) is 0.80: not reached yet.
     let t = report.total;
@@ -58,19 +58,19 @@ fn the_held_out_part_measures_the_checker() {
     let unsupported = t.precision(Label::Unsupported).unwrap_or(0.0);
     let supported = t.precision(Label::Supported).unwrap_or(0.0);
     assert!(unsupported >= 0.8, "P(unsupported) {unsupported:.2}");
-    assert!(supported >= 0.68, "P(supported) {supported:.2}");
-    assert!(t.accuracy().unwrap_or(0.0) >= 0.47);
+    assert!(supported >= 0.72, "P(supported) {supported:.2}");
+    assert!(t.accuracy().unwrap_or(0.0) >= 0.46);
 }
 
 #[test]
 fn the_tuning_part_and_the_first_set_stay_where_they_were_tuned() {
-    // Measured: accuracy 0.58, P(supported) 0.82, P(unsupported) 0.95 (the thresholds
-    // were chosen here); the first set's accuracy 0.44 (it has no "not checked" label, and
+    // Measured: accuracy 0.56, P(supported) 0.90, P(unsupported) 0.95 (the thresholds
+    // were chosen here, `scripts/tune-citations.py`); the first set's accuracy 0.44 (it has no "not checked" label, and
     // its partial pairs include contradictions).
     let tune = measured("tuning", include_str!("../../eval/citations/tune.jsonl"));
     assert!(tune.total.pairs >= 150, "{} pairs", tune.total.pairs);
     assert_eq!(tune.total.cross_lingual_accused, 0);
-    assert!(tune.total.precision(Label::Supported).unwrap_or(0.0) >= 0.8);
+    assert!(tune.total.precision(Label::Supported).unwrap_or(0.0) >= 0.85);
     assert!(tune.total.precision(Label::Unsupported).unwrap_or(0.0) >= 0.9);
     let first = measured("first set", include_str!("data/alignment.jsonl"));
     assert!(first.total.pairs >= 60);
