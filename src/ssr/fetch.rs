@@ -339,6 +339,28 @@ pub async fn fetch(
     Err(FetchError::TooManyRedirects(policy.max_redirects))
 }
 
+/// A page's bytes as text in its own encoding (GBK, Big5, Shift-JIS…): the `charset` of its
+/// Content-Type, else a `<meta charset>` or `http-equiv` one in its first 1024 bytes, else
+/// UTF-8 (a byte-order mark wins over all). Bytes the encoding cannot map become U+FFFD.
+pub fn decode(body: &[u8], content_type: &str) -> String {
+    let head = String::from_utf8_lossy(&body[..body.len().min(1024)]).to_ascii_lowercase();
+    let declared = charset(content_type).or_else(|| charset(&head));
+    let encoding = declared
+        .and_then(|label| encoding_rs::Encoding::for_label(label.as_bytes()))
+        .unwrap_or(encoding_rs::UTF_8);
+    encoding.decode(body).0.into_owned()
+}
+
+/// The value after `charset=` in `text`, without quotes.
+fn charset(text: &str) -> Option<&str> {
+    let at = text.find("charset=")? + "charset=".len();
+    let value = text[at..].trim_start_matches(['"', '\'', ' ']);
+    let end = value
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':')))
+        .unwrap_or(value.len());
+    (end > 0).then(|| &value[..end])
+}
+
 /// Fetches `url` and returns its readable text.
 pub async fn deep_read(url: &str, policy: &FetchPolicy) -> Result<Page, FetchError> {
     let is_html = |content_type: &str| {
@@ -348,7 +370,7 @@ pub async fn deep_read(url: &str, policy: &FetchPolicy) -> Result<Page, FetchErr
         is_html(content_type) || content_type.starts_with("text/plain")
     })
     .await?;
-    let raw = String::from_utf8_lossy(&fetched.body).into_owned();
+    let raw = decode(&fetched.body, &fetched.content_type);
     let (title, text) = if is_html(&fetched.content_type) {
         // Up to 2 MB of HTML: parsed off the async workers.
         let url = fetched.url.clone();
@@ -393,4 +415,39 @@ fn collapse(text: &str) -> String {
         .filter(|line| !line.is_empty())
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decode;
+
+    #[test]
+    fn pages_are_decoded_in_the_encoding_they_declare() {
+        let text = "长城是中国古代的军事防御工程。";
+        let (gbk, _, _) = encoding_rs::GBK.encode(text);
+        // From the header, from a meta tag (either form), and UTF-8 when nothing says.
+        assert_eq!(decode(&gbk, "text/html; charset=gbk"), text);
+        let page = [
+            b"<html><head><meta charset=\"GB2312\"></head><body>".as_slice(),
+            &gbk,
+        ]
+        .concat();
+        assert!(decode(&page, "text/html").ends_with(text));
+        let page = [
+            b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=gb18030\">".as_slice(),
+            &gbk,
+        ]
+        .concat();
+        assert!(decode(&page, "text/html").ends_with(text));
+        let (big5, _, _) = encoding_rs::BIG5.encode("台北的捷運");
+        assert_eq!(decode(&big5, "text/html;charset=big5"), "台北的捷運");
+        let (sjis, _, _) = encoding_rs::SHIFT_JIS.encode("東京の地下鉄");
+        assert_eq!(
+            decode(&sjis, "text/plain; charset=\"Shift_JIS\""),
+            "東京の地下鉄"
+        );
+        assert_eq!(decode(text.as_bytes(), "text/html"), text);
+        // Before this, a GBK page was read as UTF-8: nothing of it survived.
+        assert!(!String::from_utf8_lossy(&gbk).contains("长城"));
+    }
 }

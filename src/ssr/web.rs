@@ -122,11 +122,14 @@ pub fn router(state: AppState) -> Router {
                     .get("x-request-id")
                     .and_then(|id| id.to_str().ok())
                     .unwrap_or("-");
+                // A share link's token is a capability: logged as its route, never itself.
+                let path = request.uri().path();
+                let path = if path.starts_with("/s/") { route } else { path };
                 tracing::info_span!(
                     "request",
                     id,
                     method = %request.method(),
-                    path = %request.uri().path(),
+                    path = %path,
                     route,
                 )
             }),
@@ -201,7 +204,14 @@ fn pages(state: &AppState) -> Router<AppState> {
     let mut router = Router::new()
         .route("/", get(page.clone()))
         .route("/c/{id}", get(page.clone()))
-        .route("/s/{token}", get(page));
+        // A share link is a capability: its page is never indexed.
+        .route(
+            "/s/{token}",
+            get(page).layer(tower_http::set_header::SetResponseHeaderLayer::overriding(
+                axum::http::HeaderName::from_static("x-robots-tag"),
+                axum::http::HeaderValue::from_static("noindex, nofollow"),
+            )),
+        );
     for (path, method) in server_fn::axum::server_fn_paths() {
         let context = context.clone();
         let handler = move |request: axum::extract::Request| {

@@ -110,7 +110,11 @@ async fn pictures_and_favicons_are_served_from_cited_signed_checked_and_kept() {
             "from the bytes, not the header"
         );
         assert_eq!(headers[X_CONTENT_TYPE_OPTIONS], "nosniff");
-        assert!(headers.contains_key(CONTENT_SECURITY_POLICY));
+        // The media's own sandbox, not the page's policy laid over it.
+        assert_eq!(
+            headers[CONTENT_SECURITY_POLICY],
+            "default-src 'none'; sandbox"
+        );
         assert_eq!(response.bytes().await.unwrap().as_ref(), PNG);
     }
     assert_eq!(

@@ -684,7 +684,14 @@ async fn history_pages_share_and_export_work_over_plain_http() {
         .unwrap();
     let token = token.expect("a share token");
     assert_eq!(token.len(), 32);
-    let shared = server.text(&stranger, &format!("/s/{token}")).await;
+    let response = stranger
+        .get(server.url(&format!("/s/{token}")))
+        .send()
+        .await
+        .unwrap();
+    // A capability: never indexed.
+    assert_eq!(response.headers()["x-robots-tag"], "noindex, nofollow");
+    let shared = response.text().await.unwrap();
     assert!(shared.contains("JSON output?"), "{shared}");
     assert!(
         shared.contains("aria-label=\"引用 "),

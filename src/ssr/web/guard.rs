@@ -217,8 +217,11 @@ fn with_headers(
          form-action 'self'; frame-ancestors 'none'"
     );
     let headers = response.headers_mut();
-    if let Ok(value) = HeaderValue::from_str(&csp) {
-        headers.insert(header::CONTENT_SECURITY_POLICY, value);
+    // A handler's own, stricter policy stands (the sandbox of `/media`).
+    if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+        if let Ok(value) = HeaderValue::from_str(&csp) {
+            headers.insert(header::CONTENT_SECURITY_POLICY, value);
+        }
     }
     headers.insert(
         header::X_CONTENT_TYPE_OPTIONS,
