@@ -589,6 +589,61 @@ async fn a_full_quota_refuses_new_questions() {
 }
 
 #[tokio::test]
+async fn added_files_count_in_the_quota_and_uploads_take_their_turn_in_the_ask_rate() {
+    let server = TestServer::start(&[
+        ("CITED_USER_QUOTA_MB", "1"),
+        ("CITED_FILE_MAX_MB", "2"),
+        ("CITED_RATE_ASKS_PER_MIN", "3"),
+    ])
+    .await;
+    let upload = |client: &reqwest::Client, name: &str, body: Vec<u8>| {
+        client
+            .post(server.url("/api/files"))
+            .query(&[("name", name)])
+            .body(body)
+            .send()
+    };
+    // About 1.1 MB of text kept as passages: the quota is full with it.
+    let client = browser();
+    let text = "灯塔守护者记录每一艘经过的船，并在夜里点亮灯。\n\n".repeat(16_000);
+    let added = upload(&client, "log.txt", text.into_bytes()).await.unwrap();
+    assert_eq!(added.status(), 200);
+    let refused = upload(&client, "more.txt", b"A second file.".to_vec())
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 507);
+    let message = refused.text().await.unwrap();
+    assert!(message.contains("存储上限"), "{message}");
+    let asked = client
+        .post(server.url("/api/ask"))
+        .form(&[("question", "What does the keeper log?")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(asked.status(), 507, "the file's text counts in the quota");
+
+    // Another browser: its uploads take their turn with its questions.
+    let other = browser();
+    for n in 0..3 {
+        let added = upload(
+            &other,
+            &format!("n{n}.txt"),
+            b"Ships pass at night.".to_vec(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(added.status(), 200, "upload {n}");
+    }
+    let refused = upload(&other, "n3.txt", b"Ships pass at night.".to_vec())
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 429);
+    assert!(refused.headers().contains_key(RETRY_AFTER));
+    let message = refused.text().await.unwrap();
+    assert!(message.contains("提问太频繁"), "{message}");
+}
+
+#[tokio::test]
 async fn answers_over_the_limit_wait_in_line_and_are_told_their_place() {
     let state = state_with(&[("CITED_MAX_ANSWERS", "1")], Some(Arc::new(Dribble)));
     let store = crate::ssr::session::SessionStore::new(Duration::from_secs(600));

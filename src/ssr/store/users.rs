@@ -191,7 +191,7 @@ impl Store {
     }
 
     /// Bytes of conversation data an owner keeps (questions, answers, exchanges as JSON,
-    /// registries), for the storage quota.
+    /// the passages of added files), for the storage quota.
     pub async fn owner_bytes(&self, owner: &str) -> Result<i64, StoreError> {
         self.ready().await?;
         // SQLite's LENGTH counts characters of text; of a blob, bytes.
@@ -199,12 +199,17 @@ impl Store {
             Backend::Sqlite => format!("LENGTH(CAST({column} AS BLOB))"),
             Backend::Postgres => format!("OCTET_LENGTH({column})"),
         };
+        // The files added to its conversations count too: their passages are kept.
         let sql = format!(
-            "SELECT CAST(COALESCE(SUM({} + {} + {}), 0) AS BIGINT) AS bytes \
-             FROM exchanges e JOIN conversations c ON c.id = e.conversation_id WHERE c.owner = $1",
+            "SELECT CAST(COALESCE((SELECT SUM({} + {} + {}) \
+             FROM exchanges e JOIN conversations c ON c.id = e.conversation_id WHERE c.owner = $1), 0) \
+             + COALESCE((SELECT SUM({}) \
+             FROM files f JOIN conversations c ON c.id = f.conversation_id WHERE c.owner = $1), 0) \
+             AS BIGINT) AS bytes",
             bytes("e.data"),
             bytes("e.question"),
             bytes("e.answer"),
+            bytes("f.passages"),
         );
         Ok(sqlx::query(&sql)
             .bind(owner)

@@ -1,7 +1,9 @@
 //! `POST /api/files?name=<file name>` (the body is the file): attaches a file to the
 //! browser's conversation, starting one when there is none; `POST /api/files/list`: the
 //! conversation's files. Answers JSON: `{"name","message","files"}`, or `{"error"}` with
-//! 400 (type, no text, too many), 413 (size) or 401 (no session when people sign in).
+//! 400 (type, no text, too many), 413 (size), 429 (an upload counts as a question in the
+//! rate limits), 507 (the owner's storage quota, which counts files, is full) or 401 (no
+//! session when people sign in).
 
 use std::sync::Arc;
 
@@ -56,6 +58,7 @@ pub async fn list(
 pub async fn upload(
     State(state): State<AppState>,
     session: Option<Extension<CurrentSession>>,
+    address: Option<Extension<crate::ssr::request::ClientAddress>>,
     headers: axum::http::HeaderMap,
     Query(upload): Query<Upload>,
     body: Bytes,
@@ -69,6 +72,27 @@ pub async fn upload(
             None => return refused(StatusCode::UNAUTHORIZED, lang.texts().sign_in.to_string()),
         },
     };
+    // An upload costs what a question does: it takes its turn in the same rate limits, and
+    // the quota (which counts files) must have room.
+    let address = address.map(|Extension(address)| address.0);
+    let t = lang.texts();
+    match crate::ssr::request::may_ask(&state, &session.owner(), address).await {
+        Ok(()) => {}
+        Err(crate::ssr::request::Refused::TooFast(wait)) => {
+            let secs = wait.as_secs().max(1);
+            let mut response = refused(
+                StatusCode::TOO_MANY_REQUESTS,
+                t.asking_too_fast.replace("{secs}", &secs.to_string()),
+            );
+            if let Ok(value) = secs.to_string().parse() {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+            return response;
+        }
+        Err(crate::ssr::request::Refused::QuotaFull) => {
+            return refused(StatusCode::INSUFFICIENT_STORAGE, t.quota_full.to_string());
+        }
+    }
     let mut response = attach(&state, &session, &upload.name, body, lang).await;
     if let Some(cookie) = cookie {
         response.headers_mut().append(header::SET_COOKIE, cookie);
