@@ -354,16 +354,20 @@ impl Shared {
             .await
     }
 
-    /// `Ok` when Redis answers (or none is configured), else why not.
+    /// `Ok` when Redis answers (or none is configured), else why not: a real `PING` within
+    /// `CALL_TIMEOUT`, past the breaker that spares answers a Redis that just failed.
     pub async fn ping(&self) -> Result<(), String> {
-        let Some(mut connection) = self.connection() else {
+        let Some(redis) = self.redis.as_ref() else {
             return Ok(());
         };
-        redis::cmd("PING")
-            .query_async::<String>(&mut connection)
-            .await
-            .map(|_| ())
-            .map_err(|error| error.to_string())
+        let mut connection = redis.connection.clone();
+        let command = redis::cmd("PING");
+        let ping = command.query_async::<String>(&mut connection);
+        match tokio::time::timeout(CALL_TIMEOUT, ping).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(error)) => Err(error.to_string()),
+            Err(_) => Err(format!("no answer within {} ms", CALL_TIMEOUT.as_millis())),
+        }
     }
 
     /// Starts listening for stop signals and, with Redis, the reaper of answers whose

@@ -217,6 +217,18 @@ impl Store {
             .map(|_| ())
     }
 
+    /// Closes every connection; what follows fails as with a database that went away.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    /// The database answers now (`SELECT 1`), not only once at start: for `/readyz`.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        self.ready().await?;
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
     /// Marks every exchange still `answering` as `interrupted` (a crash or `kill -9` left
     /// it); returns how many. Run once at start, before serving, by an instance that shares
     /// the database with no other (with Redis, `ssr::shared`'s reaper does it instead).

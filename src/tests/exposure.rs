@@ -1037,6 +1037,18 @@ async fn readiness_and_metrics_answer_probes_without_sign_in() {
     ] {
         assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
     }
+    // The database gone after a good start: no longer ready, and said so.
+    server.state.store.close().await;
+    let ready = client.get(server.url("/readyz")).send().await.unwrap();
+    assert_eq!(ready.status(), 503);
+    assert!(
+        ready
+            .text()
+            .await
+            .unwrap()
+            .starts_with("database: failing (unreachable)\n"),
+        "a dead database is not ok"
+    );
     // Shutting down: no longer ready.
     server.state.shutdown.cancel();
     let ready = client.get(server.url("/readyz")).send().await.unwrap();
