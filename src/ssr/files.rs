@@ -245,6 +245,67 @@ pub fn document(conversation: &str, id: &str, name: &str, passages: Vec<Passage>
     }
 }
 
+/// Conversations' file indexes, each built once for its set of files: the answers of a
+/// conversation reuse it until a file is added (or the conversation goes), instead of
+/// reading and indexing every file again for every question.
+pub struct FileIndexes {
+    cache:
+        std::sync::Mutex<lru::LruCache<(String, Vec<String>), std::sync::Arc<ConversationFiles>>>,
+    built: std::sync::atomic::AtomicU64,
+}
+
+/// Indexes kept at once (the most recently used conversations').
+const INDEXES_KEPT: usize = 32;
+
+impl Default for FileIndexes {
+    fn default() -> FileIndexes {
+        FileIndexes {
+            cache: std::sync::Mutex::new(lru::LruCache::new(
+                std::num::NonZeroUsize::new(INDEXES_KEPT).unwrap_or(std::num::NonZeroUsize::MIN),
+            )),
+            built: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+}
+
+impl FileIndexes {
+    /// The index of `conversation`'s files `ids`, if built.
+    pub fn get(
+        &self,
+        conversation: &str,
+        ids: &[String],
+    ) -> Option<std::sync::Arc<ConversationFiles>> {
+        let mut cache = self
+            .cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        cache
+            .get(&(conversation.to_string(), ids.to_vec()))
+            .cloned()
+    }
+
+    /// Keeps a newly built index.
+    pub fn put(
+        &self,
+        conversation: &str,
+        ids: Vec<String>,
+        index: std::sync::Arc<ConversationFiles>,
+    ) {
+        self.built
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut cache = self
+            .cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        cache.put((conversation.to_string(), ids), index);
+    }
+
+    /// How many indexes were built.
+    pub fn built(&self) -> u64 {
+        self.built.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
 /// A conversation's files, searchable like the knowledge base.
 pub struct ConversationFiles {
     documents: Vec<Document>,

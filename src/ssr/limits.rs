@@ -206,6 +206,8 @@ pub struct Limits {
     pub asks: Rate<String>,
     /// Questions per client address (ten times the per-user rate).
     pub asks_per_address: Rate<IpAddr>,
+    /// Files added per user (or anonymous browser): as many as questions, counted apart.
+    pub uploads: Rate<String>,
     /// Requests per client address.
     pub requests: Rate<IpAddr>,
     /// Thumbnail and favicon requests per client address: a page of sources asks many at
@@ -231,6 +233,7 @@ impl Limits {
                 capacity.asks_per_minute.saturating_mul(10),
                 50,
             ),
+            uploads: Rate::per_minute("uploads", capacity.asks_per_minute, 5),
             requests: Rate::per_minute("requests", capacity.requests_per_minute, 20),
             media: Rate::per_minute("media", capacity.requests_per_minute, 100),
             sign_ins: Rate::per_minute("sign-ins", 10, 10),
@@ -252,7 +255,9 @@ impl Limits {
     pub fn sweep(&self) {
         self.asks.sweep();
         self.asks_per_address.sweep();
+        self.uploads.sweep();
         self.requests.sweep();
+        self.media.sweep();
         self.sign_ins.sweep();
         self.sign_ins_per_name.sweep();
     }

@@ -472,16 +472,20 @@ pub async fn may_ask(
             .await
             .map_err(Refused::TooFast)?;
     }
+    if quota_full(state, owner).await {
+        return Err(Refused::QuotaFull);
+    }
+    Ok(())
+}
+
+/// Whether `owner`'s stored conversations and files reached `CITED_USER_QUOTA_MB`. A
+/// database that cannot answer does not block anybody.
+pub async fn quota_full(state: &AppState, owner: &str) -> bool {
     match state.store.owner_bytes(owner).await {
-        Ok(bytes)
-            if u64::try_from(bytes).unwrap_or(0) >= state.config.capacity.user_quota_bytes =>
-        {
-            Err(Refused::QuotaFull)
-        }
-        Ok(_) => Ok(()),
+        Ok(bytes) => u64::try_from(bytes).unwrap_or(0) >= state.config.capacity.user_quota_bytes,
         Err(error) => {
             tracing::warn!(%error, "cannot measure the stored conversations");
-            Ok(())
+            false
         }
     }
 }

@@ -53,6 +53,8 @@ pub struct AppState {
     /// Where added files are parsed: in this process until `cited serve` (or `cited ask`)
     /// names a child process ([`AppState::isolate_files`]).
     pub extractor: Arc<crate::ssr::files::child::Extractor>,
+    /// Conversations' file indexes, built once per set of files.
+    pub file_indexes: Arc<crate::ssr::files::FileIndexes>,
 }
 
 /// The search provider an answer uses, and the notice that goes with it.
@@ -122,6 +124,7 @@ impl AppState {
             config: Arc::new(config),
             leptos_options,
             extractor: Arc::new(crate::ssr::files::child::Extractor::InProcess),
+            file_indexes: Arc::default(),
         }
     }
 

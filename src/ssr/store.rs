@@ -332,6 +332,24 @@ impl Store {
     }
 
     /// The files of one of `owner`'s conversations, oldest first; none for a deleted one.
+    /// The ids of a conversation's files, oldest first (what its file index is built of).
+    pub async fn file_ids(
+        &self,
+        owner: &str,
+        conversation: &str,
+    ) -> Result<Vec<String>, StoreError> {
+        self.ready().await?;
+        let rows = sqlx::query(
+            "SELECT f.id FROM files f JOIN conversations c ON c.id = f.conversation_id \
+             WHERE f.conversation_id = $1 AND c.owner = $2 AND c.deleted_at IS NULL ORDER BY f.created_at, f.id",
+        )
+        .bind(conversation)
+        .bind(owner)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|row| Ok(row.try_get("id")?)).collect()
+    }
+
     pub async fn files(
         &self,
         owner: &str,

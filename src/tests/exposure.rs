@@ -589,7 +589,7 @@ async fn a_full_quota_refuses_new_questions() {
 }
 
 #[tokio::test]
-async fn added_files_count_in_the_quota_and_uploads_take_their_turn_in_the_ask_rate() {
+async fn added_files_count_in_the_quota_and_uploads_have_a_rate_limit() {
     let server = TestServer::start(&[
         ("CITED_USER_QUOTA_MB", "1"),
         ("CITED_FILE_MAX_MB", "2"),
@@ -622,7 +622,8 @@ async fn added_files_count_in_the_quota_and_uploads_take_their_turn_in_the_ask_r
         .unwrap();
     assert_eq!(asked.status(), 507, "the file's text counts in the quota");
 
-    // Another browser: its uploads take their turn with its questions.
+    // Another browser: files at the rate of questions (three a minute here), counted apart
+    // from its questions.
     let other = browser();
     for n in 0..3 {
         let added = upload(
@@ -641,6 +642,11 @@ async fn added_files_count_in_the_quota_and_uploads_take_their_turn_in_the_ask_r
     assert!(refused.headers().contains_key(RETRY_AFTER));
     let message = refused.text().await.unwrap();
     assert!(message.contains("提问太频繁"), "{message}");
+    // Its questions have their own budget.
+    let events = super::chat::post_ask(&other, &server, "What passes at night?")
+        .await
+        .unwrap();
+    assert!(super::done_event(&events).is_some());
 }
 
 #[tokio::test]

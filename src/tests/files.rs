@@ -186,6 +186,29 @@ async fn an_uploaded_file_is_searched_cited_by_page_and_kept_to_its_owner() {
         .iter()
         .find(|s| s.title == "notes.pdf, p. 2")
         .unwrap_or_else(|| panic!("{sources:#?}"));
+    // The conversation's files were indexed once; the next question reuses the index
+    // until a file is added.
+    assert_eq!(server.state.file_indexes.built(), 1);
+    super::chat::post_ask(&me, &server, "And what does the keeper do at night?")
+        .await
+        .unwrap();
+    assert_eq!(server.state.file_indexes.built(), 1, "reused");
+    let (status, _) = upload(
+        &me,
+        &server,
+        "more.md",
+        b"# More\n\nThe keeper sleeps by day.".to_vec(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    super::chat::post_ask(&me, &server, "When does the keeper sleep?")
+        .await
+        .unwrap();
+    assert_eq!(
+        server.state.file_indexes.built(),
+        2,
+        "built again with the new file"
+    );
     assert_eq!(cited.domain, "notes.pdf");
     assert!(cited.snippet.contains("lighthouse keeper"));
     assert!(

@@ -212,15 +212,44 @@ impl Searcher {
     }
 }
 
-/// The conversation's files and `extra` ones, indexed; `None` without any.
+/// The conversation's files and `extra` ones, indexed; `None` without any. The
+/// conversation's own index is built once per set of files (`files::FileIndexes`).
 async fn load_files(
     state: &AppState,
     session: &Session,
     extra: Vec<Document>,
 ) -> Option<Arc<ConversationFiles>> {
+    let snippet_chars = state.config.snippet_chars;
+    let conversation = session.conversation_id().filter(|_| session.kept);
+    let Some(conversation) = conversation else {
+        if extra.is_empty() {
+            return None;
+        }
+        return crate::ssr::blocking::run(move || {
+            Arc::new(ConversationFiles::new(extra, snippet_chars))
+        })
+        .await;
+    };
+    let owner = session.owner();
+    let ids = match state.store.file_ids(&owner, &conversation).await {
+        Ok(ids) => ids,
+        Err(error) => {
+            tracing::warn!(%error, "cannot read the conversation's files");
+            Vec::new()
+        }
+    };
+    if ids.is_empty() && extra.is_empty() {
+        return None;
+    }
+    let reusable = extra.is_empty();
+    if reusable {
+        if let Some(index) = state.file_indexes.get(&conversation, &ids) {
+            return Some(index);
+        }
+    }
     let mut documents = extra;
-    if let (true, Some(conversation)) = (session.kept, session.conversation_id()) {
-        match state.store.files(&session.owner(), &conversation).await {
+    if !ids.is_empty() {
+        match state.store.files(&owner, &conversation).await {
             Ok(files) => documents.extend(files.into_iter().filter_map(|file| {
                 let passages = serde_json::from_str(&file.passages).ok()?;
                 Some(crate::ssr::files::document(
@@ -236,9 +265,16 @@ async fn load_files(
     if documents.is_empty() {
         return None;
     }
-    let snippet_chars = state.config.snippet_chars;
-    crate::ssr::blocking::run(move || Arc::new(ConversationFiles::new(documents, snippet_chars)))
-        .await
+    let index = crate::ssr::blocking::run(move || {
+        Arc::new(ConversationFiles::new(documents, snippet_chars))
+    })
+    .await?;
+    if reusable {
+        state
+            .file_indexes
+            .put(&conversation, ids, Arc::clone(&index));
+    }
+    Some(index)
 }
 
 /// Searches through the session's LRU cache, then (with `CITED_REDIS_URL`) the cache every

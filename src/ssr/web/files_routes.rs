@@ -1,8 +1,8 @@
 //! `POST /api/files?name=<file name>` (the body is the file): attaches a file to the
 //! browser's conversation, starting one when there is none; `POST /api/files/list`: the
 //! conversation's files. Answers JSON: `{"name","message","files"}`, or `{"error"}` with
-//! 400 (type, no text, too many), 413 (size), 429 (an upload counts as a question in the
-//! rate limits), 507 (the owner's storage quota, which counts files, is full) or 401 (no
+//! 400 (type, no text, too many), 413 (size), 429 (files added faster than questions may
+//! be asked), 507 (the owner's storage quota, which counts files, is full) or 401 (no
 //! session when people sign in).
 
 use std::sync::Arc;
@@ -58,7 +58,6 @@ pub async fn list(
 pub async fn upload(
     State(state): State<AppState>,
     session: Option<Extension<CurrentSession>>,
-    address: Option<Extension<crate::ssr::request::ClientAddress>>,
     headers: axum::http::HeaderMap,
     Query(upload): Query<Upload>,
     body: Bytes,
@@ -72,27 +71,6 @@ pub async fn upload(
             None => return refused(StatusCode::UNAUTHORIZED, lang.texts().sign_in.to_string()),
         },
     };
-    // An upload costs what a question does: it takes its turn in the same rate limits, and
-    // the quota (which counts files) must have room.
-    let address = address.map(|Extension(address)| address.0);
-    let t = lang.texts();
-    match crate::ssr::request::may_ask(&state, &session.owner(), address).await {
-        Ok(()) => {}
-        Err(crate::ssr::request::Refused::TooFast(wait)) => {
-            let secs = wait.as_secs().max(1);
-            let mut response = refused(
-                StatusCode::TOO_MANY_REQUESTS,
-                t.asking_too_fast.replace("{secs}", &secs.to_string()),
-            );
-            if let Ok(value) = secs.to_string().parse() {
-                response.headers_mut().insert(header::RETRY_AFTER, value);
-            }
-            return response;
-        }
-        Err(crate::ssr::request::Refused::QuotaFull) => {
-            return refused(StatusCode::INSUFFICIENT_STORAGE, t.quota_full.to_string());
-        }
-    }
     let mut response = attach(&state, &session, &upload.name, body, lang).await;
     if let Some(cookie) = cookie {
         response.headers_mut().append(header::SET_COOKIE, cookie);
@@ -122,6 +100,27 @@ async fn attach(
             files::message(lang, &FileError::Unsupported),
         );
     }
+    // Reading a file costs CPU and its passages are kept: uploads have a rate of their own
+    // (as many a minute as questions) and the quota, which counts files, must have room.
+    let owner = session.owner();
+    if let Err(wait) = state
+        .shared
+        .check_rate(&state.limits.uploads, &owner, &owner)
+        .await
+    {
+        let secs = wait.as_secs().max(1);
+        let mut response = refused(
+            StatusCode::TOO_MANY_REQUESTS,
+            t.asking_too_fast.replace("{secs}", &secs.to_string()),
+        );
+        if let Ok(value) = secs.to_string().parse() {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        return response;
+    }
+    if crate::ssr::request::quota_full(state, &owner).await {
+        return refused(StatusCode::INSUFFICIENT_STORAGE, t.quota_full.to_string());
+    }
     let size = body.len();
     let extracted = state.extractor.extract(&name, body).await;
     let passages = match extracted {
@@ -131,7 +130,6 @@ async fn attach(
     let Ok(passages) = serde_json::to_string(&passages) else {
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     };
-    let owner = session.owner();
     // The browser's conversation, or a new one named after the file.
     let conversation = match session.conversation_id() {
         Some(id) => id,
