@@ -249,10 +249,12 @@ pub fn document(conversation: &str, id: &str, name: &str, passages: Vec<Passage>
 /// conversation reuse it until a file is added (or the conversation goes), instead of
 /// reading and indexing every file again for every question.
 pub struct FileIndexes {
-    cache:
-        std::sync::Mutex<lru::LruCache<(String, Vec<String>), std::sync::Arc<ConversationFiles>>>,
+    cache: std::sync::Mutex<lru::LruCache<IndexKey, std::sync::Arc<ConversationFiles>>>,
     built: std::sync::atomic::AtomicU64,
 }
+
+/// A conversation and the ids of its files.
+type IndexKey = (String, Vec<String>);
 
 /// Indexes kept at once (the most recently used conversations').
 const INDEXES_KEPT: usize = 32;
