@@ -40,7 +40,8 @@ test('copy puts the answer and its reference list on the clipboard as Markdown',
   await answer.getByRole('button', { name: '复制' }).click();
   await expect(answer.getByRole('button', { name: '已复制' })).toBeVisible();
   const copied = await page.evaluate(() => navigator.clipboard.readText());
-  expect(copied).toContain('Tokio 是 Rust 最常用的异步运行时 [1]。');
+  // Each marker a link to its source (seed 003), so the pasted text keeps its citations.
+  expect(copied).toContain('Tokio 是 Rust 最常用的异步运行时 [[1]](https://docs.example.org/tokio/tutorial/)。');
   expect(copied).toContain('**参考文献:**');
   expect(copied).toContain('1. [Tokio tutorial](https://docs.example.org/tokio/tutorial/) - `docs.example.org`');
 });

@@ -37,6 +37,69 @@ pub fn strip(text: &str) -> String {
     out
 }
 
+/// Markdown `text` with each marker that names a source turned into links to its sources
+/// (`[1, 3]` becomes `[[1]](url1)[[3]](url3)`, seed 003), so the text keeps its citations
+/// wherever it is pasted. Markers in code (fenced blocks, inline code) stay as written; so
+/// do numbers without a source and sources that are not web pages (a file, the knowledge
+/// base: their addresses mean nothing elsewhere). `url(n)`: source `n`'s address.
+pub fn linked<'a>(text: &str, url: impl Fn(u32) -> Option<&'a str>) -> String {
+    let web = |n: u32| url(n).filter(|u| crate::citation::urls::is_web_link(u));
+    let mut out = String::with_capacity(text.len() + text.len() / 4);
+    let mut fence: Option<&str> = None;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start_matches(' ');
+        let indent = line.len() - trimmed.len();
+        let opens = ["```", "~~~"].into_iter().find(|f| trimmed.starts_with(f));
+        match (fence, opens) {
+            (Some(open), Some(mark)) if indent <= 3 && mark == open => {
+                fence = None;
+                out.push_str(line);
+                continue;
+            }
+            (Some(_), _) => {
+                out.push_str(line);
+                continue;
+            }
+            (None, Some(mark)) if indent <= 3 => {
+                fence = Some(mark);
+                out.push_str(line);
+                continue;
+            }
+            _ => {}
+        }
+        // Outside inline code: between backtick runs.
+        let mut in_code = false;
+        for (i, part) in line.split('`').enumerate() {
+            if i > 0 {
+                out.push('`');
+            }
+            if in_code {
+                out.push_str(part);
+            } else {
+                let mut pos = 0;
+                for marker in scan(part) {
+                    let (start, end) = (marker.range.start, marker.range.end);
+                    // Already a link: `[[1]](url)`.
+                    let linked = part[..start].ends_with('[') && part[end..].starts_with("](");
+                    if linked || !marker.numbers.iter().all(|n| web(*n).is_some()) {
+                        continue;
+                    }
+                    out.push_str(&part[pos..marker.range.start]);
+                    for n in &marker.numbers {
+                        if let Some(u) = web(*n) {
+                            out.push_str(&format!("[[{n}]]({u})"));
+                        }
+                    }
+                    pos = marker.range.end;
+                }
+                out.push_str(&part[pos..]);
+            }
+            in_code = !in_code;
+        }
+    }
+    out
+}
+
 /// All marker groups in `text`, in order.
 pub fn scan(text: &str) -> Vec<Marker> {
     let bytes = text.as_bytes();
@@ -199,6 +262,30 @@ impl Cursor<'_> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn markers_become_links_outside_code_and_only_to_web_pages() {
+        let url = |n: u32| match n {
+            1 => Some("https://docs.example.org/tokio/"),
+            2 => Some("https://blog.example.com/a_(b)"),
+            3 => Some("/knowledge/~files/c/f#p2"),
+            _ => None,
+        };
+        let text = "Tokio is a runtime [1]. Two sources [1, 2]【2】.\n\
+                    In code `[1]` stays, a file [3] stays, an unknown [9] stays.\n\
+                    ```\nlet x = a[1];\n```\n- item [2]\n";
+        assert_eq!(
+            super::linked(text, url),
+            "Tokio is a runtime [[1]](https://docs.example.org/tokio/). Two sources \
+             [[1]](https://docs.example.org/tokio/)[[2]](https://blog.example.com/a_(b))\
+             [[2]](https://blog.example.com/a_(b)).\n\
+             In code `[1]` stays, a file [3] stays, an unknown [9] stays.\n\
+             ```\nlet x = a[1];\n```\n- item [[2]](https://blog.example.com/a_(b))\n"
+        );
+        // The links are not markers any more: linking twice changes nothing.
+        let once = super::linked(text, url);
+        assert_eq!(super::linked(&once, url), once);
+    }
+
     use super::*;
 
     /// Shows each marker as `«text»=numbers`, the rest as is.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 
-use crate::citation::{lists, CitationEntry, SourceMap};
+use crate::citation::{lists, CitationEntry, Lookup, SourceMap};
 use crate::components::answer::{AnswerBody, Checks, Patches};
 use crate::components::citation_link::Evidence;
 use crate::components::erase::{shown, Erase};
@@ -129,7 +129,8 @@ impl Chat {
     }
 }
 
-/// The Markdown of an answer with its reference list, for the copy button.
+/// The Markdown of an answer with its reference list and its markers linked to their
+/// sources, for the copy button and the export.
 pub fn answer_markdown(exchange: &Exchange) -> String {
     let sources = SourceMap::new(exchange.sources.iter().cloned());
     let list = match &exchange.research {
@@ -141,7 +142,11 @@ pub fn answer_markdown(exchange: &Exchange) -> String {
         }
         None => lists::agent_markdown(&sources, &exchange.cited),
     };
-    format!("{}{}", exchange.answer.trim_end(), list)
+    // Each marker a link to its source (seed 003), so a pasted answer keeps its citations.
+    let answer = crate::citation::markers::linked(exchange.answer.trim_end(), |n| {
+        sources.lookup(n).map(|entry| entry.url.as_str())
+    });
+    format!("{answer}{list}")
 }
 
 #[component]

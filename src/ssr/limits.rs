@@ -181,6 +181,67 @@ impl<K: std::hash::Hash + Eq + Clone> Rate<K> {
     }
 }
 
+/// Failures counted by a key, for sign-ins: a key with `allowed` failures in its window
+/// waits until the window ends; a success clears it. Only failures count, after the
+/// password was checked, so trying costs a guesser and never the person who knows it.
+pub struct Failures {
+    allowed: u32,
+    window: Duration,
+    seen: std::sync::Mutex<std::collections::HashMap<(IpAddr, String), (u32, std::time::Instant)>>,
+}
+
+impl Failures {
+    pub fn new(allowed: u32, window: Duration) -> Failures {
+        Failures {
+            allowed,
+            window,
+            seen: std::sync::Mutex::default(),
+        }
+    }
+
+    fn seen(
+        &self,
+    ) -> std::sync::MutexGuard<
+        '_,
+        std::collections::HashMap<(IpAddr, String), (u32, std::time::Instant)>,
+    > {
+        self.seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// How long `name` must wait before trying again from `address`, if it must.
+    pub fn blocked(&self, address: IpAddr, name: &str) -> Option<Duration> {
+        let seen = self.seen();
+        let (count, since) = seen.get(&(address, name.to_string()))?;
+        let over = since.elapsed();
+        (*count >= self.allowed && over < self.window).then(|| self.window - over)
+    }
+
+    /// A wrong password for `name` from `address`.
+    pub fn failed(&self, address: IpAddr, name: &str) {
+        let mut seen = self.seen();
+        let entry = seen
+            .entry((address, name.to_string()))
+            .or_insert((0, std::time::Instant::now()));
+        if entry.1.elapsed() >= self.window {
+            *entry = (0, std::time::Instant::now());
+        }
+        entry.0 += 1;
+    }
+
+    /// A correct one: the slate is clean.
+    pub fn succeeded(&self, address: IpAddr, name: &str) {
+        self.seen().remove(&(address, name.to_string()));
+    }
+
+    /// Forgets windows that ended.
+    pub fn sweep(&self) {
+        let window = self.window;
+        self.seen().retain(|_, (_, since)| since.elapsed() < window);
+    }
+}
+
 /// The key an address is rate-limited under: IPv6 by its /64 (one subscriber's block, in
 /// which a client can pick any address), IPv4 as it is.
 pub fn address_key(ip: IpAddr) -> IpAddr {
@@ -215,8 +276,9 @@ pub struct Limits {
     pub media: Rate<IpAddr>,
     /// Sign-in attempts per client address (10 at once, then 10 a minute).
     pub sign_ins: Rate<IpAddr>,
-    /// Sign-in attempts per account name, from anywhere (the same).
-    pub sign_ins_per_name: Rate<String>,
+    /// Failed sign-ins by address and account name together (10 in 15 minutes): a
+    /// stranger's guesses never lock the account's owner out.
+    pub sign_in_failures: Failures,
     pub capacity: Capacity,
 }
 
@@ -237,7 +299,7 @@ impl Limits {
             requests: Rate::per_minute("requests", capacity.requests_per_minute, 20),
             media: Rate::per_minute("media", capacity.requests_per_minute, 100),
             sign_ins: Rate::per_minute("sign-ins", 10, 10),
-            sign_ins_per_name: Rate::per_minute("sign-ins-per-name", 10, 10),
+            sign_in_failures: Failures::new(10, Duration::from_secs(15 * 60)),
             capacity: capacity.clone(),
         }
     }
@@ -259,7 +321,7 @@ impl Limits {
         self.requests.sweep();
         self.media.sweep();
         self.sign_ins.sweep();
-        self.sign_ins_per_name.sweep();
+        self.sign_in_failures.sweep();
     }
 }
 

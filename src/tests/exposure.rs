@@ -436,6 +436,76 @@ async fn sign_in_attempts_are_rate_limited() {
     assert_eq!(statuses.last(), Some(&429), "{statuses:?}");
 }
 
+/// 1,000 wrong passwords for alice from one address stop that address, never alice: she
+/// signs in from another (behind the trusted proxy that names addresses).
+#[tokio::test]
+async fn a_strangers_guesses_never_lock_the_owner_out() {
+    let state = state_with(
+        &[
+            ("CITED_AUTH", "accounts"),
+            ("CITED_TRUSTED_PROXIES", "127.0.0.1/32"),
+        ],
+        None,
+    );
+    add_user(&state, "alice", "alice password").await;
+    let server = TestServer::start_with(state).await;
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let attempt = |from: &'static str, password: &'static str| {
+        client
+            .post(server.url("/login"))
+            .header("x-forwarded-for", from)
+            .form(&[("name", "alice"), ("password", password)])
+            .send()
+    };
+    let mut refused = 0;
+    let mut checked = 0;
+    for _ in 0..1_000 {
+        match attempt("203.0.113.9", "guess guess")
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+        {
+            429 => refused += 1,
+            401 => checked += 1,
+            other => panic!("{other}"),
+        }
+    }
+    // Only the first few were worth a password check.
+    assert!(checked <= 10, "{checked} checked");
+    assert_eq!(refused + checked, 1_000);
+    // The right password from the guesser's address waits too…
+    assert_eq!(
+        attempt("203.0.113.9", "alice password")
+            .await
+            .unwrap()
+            .status(),
+        429
+    );
+    // …but alice, from her own address, signs in at once.
+    let signed = attempt("198.51.100.4", "alice password").await.unwrap();
+    assert_eq!(signed.status(), 303);
+    assert!(signed.headers().contains_key(SET_COOKIE));
+    // And her own mistakes are hers: a typo, then the right one.
+    assert_eq!(
+        attempt("198.51.100.5", "alice pasword")
+            .await
+            .unwrap()
+            .status(),
+        401
+    );
+    assert_eq!(
+        attempt("198.51.100.5", "alice password")
+            .await
+            .unwrap()
+            .status(),
+        303
+    );
+}
+
 #[tokio::test]
 async fn a_trusted_proxy_names_the_user() {
     let server = TestServer::start(&[

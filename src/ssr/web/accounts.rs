@@ -93,17 +93,18 @@ pub async fn submit(
     let address = address.map_or(IpAddr::from([0, 0, 0, 0]), |address| address.0 .0);
     let address = crate::ssr::limits::address_key(address);
     let name = form.name.trim().to_lowercase();
+    // The address's attempts (each costs a password hash), and this address's failures
+    // for this name. Never the name's failures from everywhere: then anybody could lock
+    // its owner out.
     let throttled = match state
         .shared
         .check_rate(&state.limits.sign_ins, &address, &address.to_string())
         .await
     {
-        Ok(()) => {
-            state
-                .shared
-                .check_rate(&state.limits.sign_ins_per_name, &name, &name)
-                .await
-        }
+        Ok(()) => match state.limits.sign_in_failures.blocked(address, &name) {
+            Some(wait) => Err(wait),
+            None => Ok(()),
+        },
         refused => refused,
     };
     if let Err(wait) = throttled {
@@ -139,7 +140,9 @@ pub async fn submit(
         crate::ssr::blocking::run(move || crate::ssr::passwords::verify(&password, &hash))
             .await
             .unwrap_or(false);
+    let key = name.to_lowercase();
     if !(known && matches) {
+        state.limits.sign_in_failures.failed(address, &key);
         tracing::info!("sign-in refused");
         return page(
             &state,
@@ -149,6 +152,7 @@ pub async fn submit(
             &name,
         );
     }
+    state.limits.sign_in_failures.succeeded(address, &key);
     let session = sign_in(&state, &name).await;
     let mut response = (
         StatusCode::SEE_OTHER,
