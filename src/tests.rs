@@ -8,6 +8,7 @@ mod chat;
 mod checking;
 mod doctor;
 mod eval;
+mod exports;
 mod exposure;
 mod fetch;
 mod files;

@@ -94,6 +94,19 @@ test('a share link opens read-only in a fresh browser, and export downloads Mark
   expect(markdown).toContain('参考文献');
   expect(markdown).toContain('https://docs.example.org/tokio/tutorial/');
 
+  // Its citations for a reference manager: BibTeX, RIS, CSL-JSON.
+  await page.getByText('导出引用').click();
+  const bib = page.waitForEvent('download');
+  await page.getByRole('link', { name: 'BibTeX' }).click();
+  const bibFile = await bib;
+  expect(bibFile.suggestedFilename()).toMatch(/^cited-[0-9a-f]{32}\.bib$/);
+  const bibChunks: Buffer[] = [];
+  for await (const chunk of await bibFile.createReadStream()) bibChunks.push(chunk as Buffer);
+  const bibtex = Buffer.concat(bibChunks).toString('utf8');
+  expect(bibtex).toContain('@online{cited-1-1,');
+  expect(bibtex).toContain('url = {https://docs.example.org/tokio/tutorial/}');
+  await expect(page.getByRole('link', { name: 'CSL-JSON' })).toHaveAttribute('href', /\/citations\.json$/);
+
   // Printing (to PDF) keeps the answer and its sources, not the controls around them.
   await page.emulateMedia({ media: 'print' });
   await expect(page.getByRole('textbox', { name: '提问' })).toBeHidden();

@@ -253,10 +253,19 @@ pub fn ConversationActions(summary: ConversationSummary) -> impl IntoView {
         })
     };
     let export = format!("/c/{}/export.md", summary.id);
+    let citations = |extension: &str| format!("/c/{}/citations.{extension}", summary.id);
+    let (bib, ris, csl) = (citations("bib"), citations("ris"), citations("json"));
     view! {
         <div class="conversation-actions">
             <h2 class="conversation-title">{summary.title.clone()}</h2>
             <a class="export" href=export download="">{t.export}</a>
+            // The sources the conversation cites, for a reference manager.
+            <details class="export-citations">
+                <summary>{t.export_citations}</summary>
+                <a href=bib download="">"BibTeX"</a>
+                <a href=ris download="">"RIS"</a>
+                <a href=csl download="">"CSL-JSON"</a>
+            </details>
             {shown_or(
                 move || token.get().is_some(),
                 move || view! {

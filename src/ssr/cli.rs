@@ -554,31 +554,20 @@ pub async fn key(config: Config, command: Key) -> ExitCode {
 
 /// `cited history …`.
 pub enum History {
-    List { limit: u32 },
-    Show { id: String },
-    Export { id: String },
+    List {
+        limit: u32,
+    },
+    Show {
+        id: String,
+    },
+    Export {
+        id: String,
+        /// `None`: Markdown; else the cited sources in that format.
+        format: Option<crate::citation::export::Format>,
+    },
 }
 
-/// A time (ms since the Unix epoch) as `YYYY-MM-DD HH:MM` UTC.
-pub fn utc(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's days-to-civil.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}",
-        rest / 3600,
-        rest % 3600 / 60
-    )
-}
+pub use crate::citation::export::utc;
 
 #[allow(
     clippy::print_stdout,
@@ -604,7 +593,7 @@ pub async fn history(config: Config, command: History) -> ExitCode {
             }
             Err(error) => Err(error),
         },
-        History::Show { id } | History::Export { id } => store.conversation_by_id(id).await,
+        History::Show { id } | History::Export { id, .. } => store.conversation_by_id(id).await,
     };
     let conversation = match found {
         Ok(Some(conversation)) => conversation,
@@ -618,7 +607,20 @@ pub async fn history(config: Config, command: History) -> ExitCode {
         }
     };
     match command {
-        History::Export { .. } => print!("{}", web::history_routes::markdown(&conversation)),
+        History::Export { format: None, .. } => {
+            print!("{}", web::history_routes::markdown(&conversation))
+        }
+        History::Export {
+            format: Some(format),
+            ..
+        } => {
+            let accessed = utc(conversation.summary.updated_at);
+            let references = crate::citation::export::references(
+                &conversation.exchanges,
+                accessed.get(..10).unwrap_or_default(),
+            );
+            print!("{}", format.write(&references));
+        }
         _ => {
             let s = &conversation.summary;
             println!(

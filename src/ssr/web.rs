@@ -71,6 +71,12 @@ pub fn router(state: AppState) -> Router {
             axum::routing::post(openai_api::completions),
         )
         .route("/c/{id}/export.md", get(history_routes::export))
+        .route("/c/{id}/citations.bib", get(history_routes::citations_bib))
+        .route("/c/{id}/citations.ris", get(history_routes::citations_ris))
+        .route(
+            "/c/{id}/citations.json",
+            get(history_routes::citations_json),
+        )
         .route("/media/image", get(media_routes::image))
         .route("/media/icon", get(media_routes::icon))
         // Its limit is `CITED_FILE_MAX_MB`, kept by `guard::body_limit`, not axum's 2 MB.

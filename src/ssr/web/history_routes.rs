@@ -1,6 +1,7 @@
 //! The plain-HTTP parts of the history, so they work without JavaScript: `POST /new`
-//! (a new conversation, then back to `/`) and `GET /c/<id>/export.md` (a conversation as
-//! Markdown with its reference lists, as a download).
+//! (a new conversation, then back to `/`), `GET /c/<id>/export.md` (a conversation as
+//! Markdown with its reference lists, as a download) and `GET /c/<id>/citations.{bib,ris,json}`
+//! (the sources it cites for a reference manager: BibTeX, RIS, CSL-JSON).
 
 use axum::extract::{Path, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_TYPE};
@@ -74,4 +75,80 @@ pub async fn export(
             StatusCode::INTERNAL_SERVER_ERROR.into_response()
         }
     }
+}
+
+/// The sources a conversation cites, as `format` (`citation::export`), as a download.
+async fn citations(
+    state: &AppState,
+    session: Option<Extension<CurrentSession>>,
+    id: &str,
+    format: crate::citation::export::Format,
+) -> Response {
+    let Some(Extension(CurrentSession(session))) = session else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    match state.store.conversation(&session.owner(), id).await {
+        Ok(Some(conversation)) => {
+            let accessed = crate::citation::export::utc(conversation.summary.updated_at);
+            let references = crate::citation::export::references(
+                &conversation.exchanges,
+                accessed.get(..10).unwrap_or_default(),
+            );
+            let disposition = format!(
+                "attachment; filename=\"cited-{}.{}\"",
+                conversation.summary.id,
+                format.extension()
+            );
+            (
+                [
+                    (CONTENT_TYPE, format.content_type().to_string()),
+                    (CONTENT_DISPOSITION, disposition),
+                    (CACHE_CONTROL, "no-store".to_string()),
+                ],
+                format.write(&references),
+            )
+                .into_response()
+        }
+        Ok(None) => StatusCode::NOT_FOUND.into_response(),
+        Err(error) => {
+            tracing::error!(%error, "cannot export a conversation's citations");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
+}
+
+pub async fn citations_bib(
+    State(state): State<AppState>,
+    session: Option<Extension<CurrentSession>>,
+    Path(id): Path<String>,
+) -> Response {
+    citations(
+        &state,
+        session,
+        &id,
+        crate::citation::export::Format::Bibtex,
+    )
+    .await
+}
+
+pub async fn citations_ris(
+    State(state): State<AppState>,
+    session: Option<Extension<CurrentSession>>,
+    Path(id): Path<String>,
+) -> Response {
+    citations(&state, session, &id, crate::citation::export::Format::Ris).await
+}
+
+pub async fn citations_json(
+    State(state): State<AppState>,
+    session: Option<Extension<CurrentSession>>,
+    Path(id): Path<String>,
+) -> Response {
+    citations(
+        &state,
+        session,
+        &id,
+        crate::citation::export::Format::CslJson,
+    )
+    .await
 }
