@@ -71,12 +71,8 @@ pub fn router(state: AppState) -> Router {
             axum::routing::post(openai_api::completions),
         )
         .route("/c/{id}/export.md", get(history_routes::export))
-        .route("/c/{id}/citations.bib", get(history_routes::citations_bib))
-        .route("/c/{id}/citations.ris", get(history_routes::citations_ris))
-        .route(
-            "/c/{id}/citations.json",
-            get(history_routes::citations_json),
-        )
+        // `citations.bib`, `.ris` or `.json`; `export.md` above is matched first.
+        .route("/c/{id}/{file}", get(history_routes::citations_file))
         .route("/media/image", get(media_routes::image))
         .route("/media/icon", get(media_routes::icon))
         // Its limit is `CITED_FILE_MAX_MB`, kept by `guard::body_limit`, not axum's 2 MB.

@@ -206,15 +206,7 @@ async fn a_conversations_citations_download_for_its_owner_only() {
         .await
         .unwrap();
     assert!(super::done_event(&events).is_some());
-    let history: crate::model::History = me
-        .post(server.url("/api/history"))
-        .form(&[("query", "")])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let history = super::exposure::history_of(&me, &server).await;
     let id = &history.conversations[0].id;
     for (extension, starts) in [
         ("bib", "@online{cited-1-"),
@@ -240,4 +232,11 @@ async fn a_conversations_citations_download_for_its_owner_only() {
             .unwrap();
         assert_eq!(stranger.status(), 404);
     }
+    // Any other file of a conversation is not here.
+    let other = me
+        .get(server.url(&format!("/c/{id}/citations.doc")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 404);
 }

@@ -266,7 +266,7 @@ async fn large_bodies_are_refused() {
     assert_eq!(response.status(), 413);
 }
 
-async fn history_of(client: &reqwest::Client, server: &TestServer) -> History {
+pub(super) async fn history_of(client: &reqwest::Client, server: &TestServer) -> History {
     let response = client
         .post(server.url("/api/history"))
         .form(&[("query", "")])

@@ -117,38 +117,20 @@ async fn citations(
     }
 }
 
-pub async fn citations_bib(
+/// `GET /c/<id>/citations.{bib,ris,json}`: the conversation's cited sources in the format
+/// the extension names (`citation::export::Format::parse`); any other file is not here.
+pub async fn citations_file(
     State(state): State<AppState>,
     session: Option<Extension<CurrentSession>>,
-    Path(id): Path<String>,
+    Path((id, file)): Path<(String, String)>,
 ) -> Response {
-    citations(
-        &state,
-        session,
-        &id,
-        crate::citation::export::Format::Bibtex,
-    )
-    .await
-}
-
-pub async fn citations_ris(
-    State(state): State<AppState>,
-    session: Option<Extension<CurrentSession>>,
-    Path(id): Path<String>,
-) -> Response {
-    citations(&state, session, &id, crate::citation::export::Format::Ris).await
-}
-
-pub async fn citations_json(
-    State(state): State<AppState>,
-    session: Option<Extension<CurrentSession>>,
-    Path(id): Path<String>,
-) -> Response {
-    citations(
-        &state,
-        session,
-        &id,
-        crate::citation::export::Format::CslJson,
-    )
-    .await
+    let format = file
+        .strip_prefix("citations.")
+        .and_then(crate::citation::export::Format::parse);
+    match format {
+        Some(format) if file.ends_with(format.extension()) => {
+            citations(&state, session, &id, format).await
+        }
+        _ => StatusCode::NOT_FOUND.into_response(),
+    }
 }
