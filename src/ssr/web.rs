@@ -71,8 +71,10 @@ pub fn router(state: AppState) -> Router {
             axum::routing::post(openai_api::completions),
         )
         .route("/c/{id}/export.md", get(history_routes::export))
-        // `citations.bib`, `.ris` or `.json`; `export.md` above is matched first.
-        .route("/c/{id}/{file}", get(history_routes::citations_file))
+        .route(
+            "/c/{id}/citations.{ext}",
+            get(history_routes::citations_file),
+        )
         .route("/media/image", get(media_routes::image))
         .route("/media/icon", get(media_routes::icon))
         // Its limit is `CITED_FILE_MAX_MB`, kept by `guard::body_limit`, not axum's 2 MB.

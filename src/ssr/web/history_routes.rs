@@ -118,19 +118,14 @@ async fn citations(
 }
 
 /// `GET /c/<id>/citations.{bib,ris,json}`: the conversation's cited sources in the format
-/// the extension names (`citation::export::Format::parse`); any other file is not here.
+/// the extension names; any other extension is not here.
 pub async fn citations_file(
     State(state): State<AppState>,
     session: Option<Extension<CurrentSession>>,
-    Path((id, file)): Path<(String, String)>,
+    Path((id, ext)): Path<(String, String)>,
 ) -> Response {
-    let format = file
-        .strip_prefix("citations.")
-        .and_then(crate::citation::export::Format::parse);
-    match format {
-        Some(format) if file.ends_with(format.extension()) => {
-            citations(&state, session, &id, format).await
-        }
+    match crate::citation::export::Format::parse(&ext) {
+        Some(format) if ext == format.extension() => citations(&state, session, &id, format).await,
         _ => StatusCode::NOT_FOUND.into_response(),
     }
 }
