@@ -9,11 +9,15 @@
 //    and the app answering meanwhile;
 //  - a burst over the rate limits (a second server with the default limits): how many were
 //    answered 429 with Retry-After;
+//  - 1,000 wrong passwords for alice from one address (a server with accounts behind a
+//    trusted proxy that names addresses): how many were worth a password check, and whether
+//    alice then signs in from another address;
 //  - the server's resident memory before and after.
 //
 // Everything runs on 127.0.0.1, is bounded in count, and the harness gives up (and stops
 // what it started) after 8 minutes.
 import { readFileSync, mkdtempSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +29,7 @@ if (!bin) {
   process.exit(2);
 }
 const site = process.env.CITED_SITE_ROOT ?? 'target/site';
-const ports = { fake: 3978, loaded: 3976, limited: 3975 };
+const ports = { fake: 3978, loaded: 3976, limited: 3975, accounts: 3974 };
 const USERS = Number(process.env.LOAD_USERS ?? 200);
 const ANONYMOUS = Number(process.env.LOAD_ANONYMOUS ?? 20_000);
 const SLOW = Number(process.env.LOAD_SLOW ?? 500);
@@ -261,7 +265,41 @@ async function main() {
   console.log(`  12 questions at once from one browser: ${asks.length - asks429.length} answered, ${asks429.length} answered 429 (Retry-After on ${asks429.filter((a) => a.retry).length})`);
   console.log(`  600 requests at once from one address: ${burst.length - burst429.length} answered, ${burst429.length} answered 429 (Retry-After on ${burst429.filter((b) => b.retry).length})`);
 
-  const clean = errors.length === 0 && leaks.length === 0 && lost === 0 && closed === SLOW && okDuring === during.length && asks429.length > 0 && burst429.length > 0;
+  // 5. A stranger's guesses never lock the owner out.
+  const accountsData = mkdtempSync(join(tmpdir(), 'cited-accounts-'));
+  const accountsDb = `sqlite:${join(accountsData, 'cited.db')}`;
+  execFileSync(bin, ['user', 'add', 'alice'], {
+    input: 'alice password\n',
+    env: { ...process.env, CITED_DATABASE_URL: accountsDb, CITED_LOG: 'warn' },
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
+  cited(ports.accounts, {
+    CITED_DATABASE_URL: accountsDb,
+    CITED_AUTH: 'accounts',
+    CITED_TRUSTED_PROXIES: '127.0.0.1',
+  });
+  const accountsBase = `http://127.0.0.1:${ports.accounts}`;
+  await waitFor(`${accountsBase}/healthz`);
+  const signIn = async (from, password) => {
+    const response = await fetch(accountsBase + '/login', {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': from },
+      body: new URLSearchParams({ name: 'alice', password }).toString(),
+    });
+    await response.arrayBuffer();
+    return response.status;
+  };
+  const guesses = await pool(1000, 16, () => signIn('203.0.113.9', 'guess guess'));
+  const checked = guesses.filter((s) => s === 401).length;
+  const throttled = guesses.filter((s) => s === 429).length;
+  const alice = await signIn('198.51.100.4', 'alice password');
+  console.log(`
+1,000 wrong passwords for alice from one address: ${checked} checked (401), ${throttled} refused before a check (429), ${1000 - checked - throttled} other`);
+  console.log(`  then alice from another address: ${alice === 303 ? 'signed in (303)' : `refused (${alice})`}`);
+
+  const clean = errors.length === 0 && leaks.length === 0 && lost === 0 && closed === SLOW && okDuring === during.length && asks429.length > 0 && burst429.length > 0
+    && checked <= 10 && checked + throttled === 1000 && alice === 303;
   clearTimeout(giveUp);
   stopAll();
   console.log(clean ? '\nbench-load: all checks held' : '\nbench-load: SOME CHECKS FAILED');

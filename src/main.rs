@@ -148,8 +148,9 @@ enum HistoryCommand {
     /// or the sources it cites for a reference manager (--format bib, ris or csl).
     Export {
         id: String,
-        #[arg(long, default_value = "md", value_parser = parse_export_format)]
-        format: Option<cited::citation::export::Format>,
+        /// md (the default), bib, ris or csl.
+        #[arg(long, default_value = "md", value_parser = ["md", "bib", "bibtex", "ris", "csl", "json"])]
+        format: String,
     },
 }
 
@@ -211,16 +212,6 @@ enum Switch {
 fn parse_focus(raw: &str) -> Result<cited::model::Focus, String> {
     cited::model::Focus::parse(raw)
         .ok_or_else(|| "one of web, academic, discussions, news, code".to_string())
-}
-
-/// `md` (None: Markdown), or a citation format.
-fn parse_export_format(raw: &str) -> Result<Option<cited::citation::export::Format>, String> {
-    if raw.trim().eq_ignore_ascii_case("md") {
-        return Ok(None);
-    }
-    cited::citation::export::Format::parse(raw)
-        .map(Some)
-        .ok_or_else(|| "one of md, bib, ris, csl".to_string())
 }
 
 fn parse_period(raw: &str) -> Result<cited::model::Period, String> {
@@ -342,9 +333,14 @@ fn main() -> ExitCode {
         Command::History { command } => runtime.block_on(match command {
             HistoryCommand::List { limit } => cli::history(config, cli::History::List { limit }),
             HistoryCommand::Show { id } => cli::history(config, cli::History::Show { id }),
-            HistoryCommand::Export { id, format } => {
-                cli::history(config, cli::History::Export { id, format })
-            }
+            HistoryCommand::Export { id, format } => cli::history(
+                config,
+                cli::History::Export {
+                    id,
+                    // `md` is the Markdown export; anything else a citation format.
+                    format: cited::citation::export::Format::parse(&format),
+                },
+            ),
         }),
         Command::Extract {
             name,

@@ -122,4 +122,10 @@ async fn kill_9_mid_answer_keeps_the_question_as_interrupted() {
         exported.starts_with("# endless: what survives a kill -9?\n"),
         "{exported}"
     );
+    // Its cited sources for a reference manager (an interrupted answer cites none).
+    for format in ["bib", "ris", "csl"] {
+        let citations = cited(&["history", "export", id, "--format", format]);
+        let empty = if format == "csl" { "[]" } else { "" };
+        assert_eq!(citations, empty, "{format}");
+    }
 }
