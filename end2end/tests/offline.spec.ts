@@ -36,7 +36,13 @@ test.describe('offline, Chinese UI', () => {
     const card = await openCard(page, cite, isMobile);
     await expect(card).toContainText('知识库');
     await expect(card).toContainText('docs/faq.zh-CN.md');
-    await expect(answer.getByRole('region', { name: '参考文献' })).toContainText('常见问题');
+    const references = answer.getByRole('region', { name: '参考文献' });
+    await expect(references).toContainText('常见问题');
+    // A knowledge-base passage is its own text: never "the page could not be read".
+    await expect(answer.locator('.answer-meta')).toContainText('来源支持');
+    await expect(answer).not.toContainText('网页无法读取');
+    // No model wrote it: no token count.
+    await expect(answer.locator('.answer-meta')).not.toContainText('token');
     // The cited passage, highlighted on the document's page.
     await page.goto(href!);
     await expect(page.locator('mark#passage')).toContainText('formats');

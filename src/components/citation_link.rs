@@ -73,7 +73,14 @@ fn marked_passage(passage: &str, matched: &[(u32, u32)]) -> impl IntoView {
 /// words marked, and a link that opens the page at the passage. In a citation's card and
 /// under a source in the reference list.
 #[component]
-pub fn Evidence(check: Alignment, url: String) -> impl IntoView {
+pub fn Evidence(
+    check: Alignment,
+    url: String,
+    /// A knowledge-base or file passage: its text is the source itself, never a snippet
+    /// standing in for a page that could not be read.
+    #[prop(optional)]
+    local: bool,
+) -> impl IntoView {
     let t = use_texts();
     let level = format!("support-level support-{:?}", check.support).to_ascii_lowercase();
     let quoted = (!check.passage.is_empty()).then(|| {
@@ -81,7 +88,7 @@ pub fn Evidence(check: Alignment, url: String) -> impl IntoView {
         view! {
             <span class="cite-passage-label">
                 {t.supporting_passage}
-                {check.offset.is_none().then_some(t.from_snippet)}
+                {(check.offset.is_none() && !local).then_some(t.from_snippet)}
             </span>
             <q class="cite-passage">{marked_passage(&check.passage, &check.matched)}</q>
             {fragment.map(|href| view! {
@@ -177,7 +184,7 @@ pub fn CitationLink(
     let evidence = move || {
         check
             .get()
-            .map(|check| view! { <Evidence check url=page_url.clone()/> })
+            .map(|check| view! { <Evidence check url=page_url.clone() local=!urls::is_web_link(&page_url)/> })
     };
     view! {
         <span

@@ -236,7 +236,9 @@ fn ExchangeView(key: u64, exchange: LiveExchange, chat: Chat) -> impl IntoView {
     let footer = move || {
         live.with(|e| {
             let support = crate::model::SupportShare::of(&e.alignments);
-            crate::i18n::answer_footer(e.coverage.as_ref(), Some(&support), e.usage.as_ref(), t)
+            // No model wrote an offline answer: no tokens to count.
+            let usage = e.usage.as_ref().filter(|_| !e.offline);
+            crate::i18n::answer_footer(e.coverage.as_ref(), Some(&support), usage, t)
         })
     };
     let has_sources = Memo::new(move |_| live.sources.with(|s| !s.is_empty()));
@@ -524,7 +526,9 @@ fn SourceItem(
                 <span class="source-snippet">{short_snippet(&entry.snippet)}</span>
             })}
             {check.map(|check| view! {
-                <span class="source-check"><Evidence check url=entry.url.clone()/></span>
+                <span class="source-check">
+                    <Evidence check url=entry.url.clone() local=!crate::citation::urls::is_web_link(&entry.url)/>
+                </span>
             })}
         </li>
     }

@@ -157,7 +157,8 @@ pub async fn ask(
         let footer = i18n::answer_footer(
             exchange.coverage.as_ref(),
             Some(&crate::model::SupportShare::of(&exchange.alignments)),
-            exchange.usage.as_ref(),
+            // No model wrote an offline answer: no tokens to count.
+            exchange.usage.as_ref().filter(|_| !exchange.offline),
             t,
         );
         if !footer.is_empty() {
