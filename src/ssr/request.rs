@@ -20,6 +20,19 @@ use crate::ssr::store::StoredBrowser;
 
 pub const COOKIE_NAME: &str = "cited_session";
 
+/// The cookie's name behind https: a browser takes a `__Host-` cookie only from this host,
+/// Secure, for `/`, with no `Domain`, so a sibling site or port cannot plant one.
+pub const SECURE_COOKIE_NAME: &str = "__Host-cited_session";
+
+/// The session cookie's name for this configuration (only that name is read).
+pub fn cookie_name(access: &crate::ssr::config::AccessConfig) -> &'static str {
+    if access.secure_cookies() {
+        SECURE_COOKIE_NAME
+    } else {
+        COOKIE_NAME
+    }
+}
+
 /// The nonce of a page's hydration script, minted per request by `web::guard`, which
 /// names it in the CSP header.
 #[derive(Clone, Debug)]
@@ -30,7 +43,7 @@ pub struct CspNonce(pub String);
 pub struct CurrentSession(pub Arc<Session>);
 
 /// The session id a request's cookie names, if any.
-fn cookie_id(request: &Request) -> Option<String> {
+fn cookie_id(request: &Request, cookie: &str) -> Option<String> {
     request
         .headers()
         .get_all(COOKIE)
@@ -38,7 +51,7 @@ fn cookie_id(request: &Request) -> Option<String> {
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE_NAME)
+        .find(|(name, _)| *name == cookie)
         .map(|(_, value)| value.to_string())
 }
 
@@ -159,7 +172,8 @@ pub async fn attach(State(state): State<AppState>, mut request: Request, next: N
             }
         }
     }
-    let mut session = match cookie_id(&request) {
+    let cookie = cookie_name(&state.config.access);
+    let mut session = match cookie_id(&request, cookie) {
         Some(raw_id) => find_session(&state, &raw_id).await,
         None => None,
     };
@@ -200,7 +214,7 @@ pub async fn attach(State(state): State<AppState>, mut request: Request, next: N
         let id = session
             .as_ref()
             .map(|session| session.id.to_string())
-            .or_else(|| minted_cookie(&response));
+            .or_else(|| minted_cookie(&response, cookie));
         if let Some(id) = id {
             if let Some(version) = state.shared.browser_changed(&id).await {
                 if let Some(session) = state.sessions.get(&id, Instant::now()) {
@@ -243,7 +257,7 @@ pub async fn stop_answer(state: &AppState, session: &Session) -> bool {
 
 /// The session id a response's `Set-Cookie` gives the browser (a session minted by the
 /// request), if any.
-fn minted_cookie(response: &Response) -> Option<String> {
+fn minted_cookie(response: &Response, cookie: &str) -> Option<String> {
     response
         .headers()
         .get_all(SET_COOKIE)
@@ -251,7 +265,7 @@ fn minted_cookie(response: &Response) -> Option<String> {
         .filter_map(|value| value.to_str().ok())
         .filter_map(|value| value.split(';').next())
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, value)| *name == COOKIE_NAME && !value.is_empty())
+        .find(|(name, value)| *name == cookie && !value.is_empty())
         .map(|(_, value)| value.to_string())
 }
 
@@ -364,19 +378,20 @@ async fn save_new(state: &AppState, session: &Session) {
 }
 
 /// The session cookie for `id` (`None`: one that clears it). HttpOnly, SameSite=Lax, and
-/// Secure when the app is reached over https (`CITED_PUBLIC_URL`).
+/// behind https (`CITED_PUBLIC_URL`) Secure and named `__Host-cited_session`.
 pub fn session_cookie(state: &AppState, id: Option<&str>) -> Option<HeaderValue> {
     let secure = if state.config.access.secure_cookies() {
         "; Secure"
     } else {
         ""
     };
+    let name = cookie_name(&state.config.access);
     // A year: the history lives as long as the cookie does.
     let cookie = match id {
         Some(id) => {
-            format!("{COOKIE_NAME}={id}; Path=/; Max-Age=31536000; HttpOnly; SameSite=Lax{secure}")
+            format!("{name}={id}; Path=/; Max-Age=31536000; HttpOnly; SameSite=Lax{secure}")
         }
-        None => format!("{COOKIE_NAME}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax{secure}"),
+        None => format!("{name}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax{secure}"),
     };
     HeaderValue::from_str(&cookie).ok()
 }

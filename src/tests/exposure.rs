@@ -205,6 +205,29 @@ async fn pages_carry_security_headers_and_a_nonce_for_their_one_script() {
         .headers()
         .get("strict-transport-security")
         .is_some());
+    // Named `__Host-`, so no sibling site or port can plant one; only that name is read.
+    assert!(cookie.starts_with("__Host-cited_session="), "{cookie}");
+    let id = cookie
+        .split(';')
+        .next()
+        .unwrap()
+        .trim_start_matches("__Host-cited_session=")
+        .to_string();
+    let again = |name: &'static str| {
+        reqwest::Client::new()
+            .post(secure.url("/api/update_settings"))
+            .header("cookie", format!("{name}={id}"))
+            .form(&[("search_enabled", "true")])
+            .send()
+    };
+    let kept = again("__Host-cited_session").await.unwrap();
+    assert!(kept.headers().get(SET_COOKIE).is_none(), "its own session");
+    let tossed = again("cited_session").await.unwrap();
+    let minted = tossed.headers()[SET_COOKIE].to_str().unwrap().to_string();
+    assert!(
+        !minted.contains(&id),
+        "a plain-named cookie is not this browser's: {minted}"
+    );
 }
 
 /// Reads until the server closes the connection; the bytes it sent.
