@@ -160,7 +160,7 @@ enum UserCommand {
     Add { name: String },
     /// Removes an account with all its conversations.
     Remove { name: String },
-    /// Sets a new password and signs the user out everywhere.
+    /// Sets a new password, signs the user out everywhere and revokes their API keys.
     Passwd { name: String },
     /// Lists the accounts.
     List,

@@ -81,6 +81,17 @@ fn accounts_and_keys_from_the_command_line() {
     assert!(text(&passwd.stderr).contains("no user bob"));
     let passwd = cited(db, &["user", "passwd", "alice"], "a new password\n");
     assert!(passwd.status.success(), "{}", text(&passwd.stderr));
+    // A new password is what one sets after a leak: the old keys stop working.
+    assert!(
+        text(&passwd.stderr).contains("API keys revoked"),
+        "{}",
+        text(&passwd.stderr)
+    );
+    assert_eq!(
+        text(&cited(db, &["key", "list", "alice"], "").stdout),
+        "",
+        "keys revoked with the old password"
+    );
 
     let removed = cited(db, &["user", "remove", "alice"], "");
     assert!(removed.status.success());

@@ -468,7 +468,10 @@ pub async fn user(config: Config, command: User) -> ExitCode {
             };
             changed(
                 store.set_password(&name, &hash).await,
-                format!("new password set for {name}; signed out everywhere"),
+                format!(
+                    "new password set for {name}; signed out everywhere, and their API keys revoked \
+                     (`cited key add {name}` makes a new one)"
+                ),
                 format!("no user {name} (`cited user list` shows them)"),
             )
         }

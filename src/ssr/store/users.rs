@@ -34,8 +34,9 @@ impl Store {
         })
     }
 
-    /// Replaces a user's password hash and signs out every browser of theirs; false when
-    /// there is no such user.
+    /// Replaces a user's password hash, signs out every browser of theirs and revokes
+    /// their API keys (a new password is what one sets after a leak); false when there is
+    /// no such user.
     pub async fn set_password(&self, name: &str, password_hash: &str) -> Result<bool, StoreError> {
         self.ready().await?;
         let done = sqlx::query("UPDATE users SET password = $1 WHERE name = $2")
@@ -47,6 +48,10 @@ impl Store {
             return Ok(false);
         }
         self.sign_out_user(name).await?;
+        sqlx::query("DELETE FROM api_keys WHERE user_name = $1")
+            .bind(name)
+            .execute(&self.pool)
+            .await?;
         Ok(true)
     }
 
