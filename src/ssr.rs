@@ -16,6 +16,7 @@ pub mod framing;
 pub mod knowledge;
 pub mod limits;
 pub mod llm;
+pub mod mcp;
 pub mod media;
 pub mod messages;
 pub mod metrics;

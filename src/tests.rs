@@ -16,6 +16,7 @@ mod knowledge;
 mod layers;
 mod llama;
 mod llm;
+mod mcp;
 mod media;
 mod models;
 mod openai_api;

@@ -129,6 +129,20 @@ impl Chat {
     }
 }
 
+/// A conversation as one Markdown document: its title, then each question, answer and
+/// reference list (the export, `cited history export` and MCP's conversation resources).
+pub fn conversation_markdown(title: &str, exchanges: &[Exchange]) -> String {
+    let mut out = format!("# {title}\n");
+    for exchange in exchanges {
+        out.push_str("\n## ");
+        out.push_str(exchange.question.trim());
+        out.push_str("\n\n");
+        out.push_str(answer_markdown(exchange).trim_end());
+        out.push('\n');
+    }
+    out
+}
+
 /// The Markdown of an answer with its reference list and its markers linked to their
 /// sources, for the copy button and the export.
 pub fn answer_markdown(exchange: &Exchange) -> String {

@@ -217,6 +217,48 @@ impl Drop for EndAnswer {
     }
 }
 
+/// `citations`, `cited_sources` and `cited_claims` of a finished answer: the sources the
+/// answer cites, then those only cited's additions cite (`added_by_cited`), each with its
+/// best check; and the claims the model left uncited, with the source cited added
+/// (`number`) or `null` where none of the sources supports them.
+pub fn cited_json(
+    exchange: &Exchange,
+) -> (Vec<String>, Vec<serde_json::Value>, Vec<serde_json::Value>) {
+    let mut citations = Vec::new();
+    let mut cited = Vec::new();
+    let added = crate::model::added_numbers(&exchange.cited, &exchange.claims);
+    let checks = crate::model::all_checks(&exchange.alignments, &exchange.claims);
+    for number in exchange.cited.iter().chain(&added) {
+        let Some(entry) = exchange.sources.iter().find(|e| e.number == *number) else {
+            continue;
+        };
+        let best = crate::model::best_check(&checks, *number);
+        citations.push(entry.url.clone());
+        cited.push(serde_json::json!({
+            "number": entry.number,
+            "title": entry.title,
+            "url": entry.url,
+            "snippet": entry.snippet,
+            "round": entry.round,
+            "support": best.map(|a| a.support),
+            "passage": best.map(|a| a.passage.clone()),
+            "added_by_cited": added.contains(number),
+        }));
+    }
+    let claims = exchange
+        .claims
+        .iter()
+        .map(|claim| {
+            serde_json::json!({
+                "sentence": claim.text,
+                "number": claim.added.as_ref().map(|a| a.number),
+                "passage": claim.added.as_ref().map(|a| a.passage.clone()),
+            })
+        })
+        .collect();
+    (citations, cited, claims)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -207,6 +207,54 @@ pub struct Filters {
     pub files: Vec<std::path::PathBuf>,
 }
 
+/// `cited mcp`: cited's MCP server over stdio, for a desktop client that starts it (the
+/// client's messages on stdin, cited's on stdout, logs on stderr). With `user`, answers land
+/// in that account's history and its conversations are resources; without, they are not
+/// kept. Ends when the client closes stdin; a running answer is stopped and saved first.
+#[allow(clippy::print_stderr, reason = "the command's errors")]
+pub async fn mcp(config: Config, user: Option<String>) -> ExitCode {
+    let mut state = AppState::new(config);
+    state.isolate_files();
+    if let Some(name) = &user {
+        match state.store.password_hash(name).await {
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                eprintln!("error: there is no user {name} (cited user add {name})");
+                return ExitCode::from(2);
+            }
+            Err(error) => {
+                eprintln!("error: the accounts cannot be read: {error}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let caller = crate::ssr::mcp::Caller {
+        user,
+        address: None,
+        limited: false,
+    };
+    let server = crate::ssr::mcp::CitedMcp::new(state.clone(), crate::ssr::mcp::Who::Fixed(caller));
+    let outcome = match rmcp::ServiceExt::serve(server, rmcp::transport::stdio()).await {
+        Ok(running) => running
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        Err(error) => Err(error.to_string()),
+    };
+    // Answers still running stop, and are saved as stopped.
+    state.shutdown.cancel();
+    state.answers.close();
+    state.answers.wait().await;
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: the MCP session failed: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// Prints one event: answer text to stdout, progress, notices, the trace and new plan
 /// lines to stderr.
 #[allow(

@@ -152,7 +152,7 @@ pub async fn attach(State(state): State<AppState>, mut request: Request, next: N
     }
     // An API key (`Authorization: Bearer cited_…`) answers for its user, in a session of
     // the request's own; a wrong key is refused, whatever the sign-in.
-    if path.starts_with("/v1/") {
+    if path.starts_with("/v1/") || path == "/mcp" {
         if let Some(key) = bearer(&request) {
             let hash = crate::ssr::passwords::api_key_hash(&key);
             match state.store.api_key_user(&hash).await {
@@ -164,10 +164,10 @@ pub async fn attach(State(state): State<AppState>, mut request: Request, next: N
                         .insert(CurrentSession(Arc::new(session)));
                     return next.run(request).await;
                 }
-                Ok(None) => return api_unauthorized("The API key is not valid."),
+                Ok(None) => return api_unauthorized(&path, "The API key is not valid."),
                 Err(error) => {
                     tracing::error!(%error, "cannot check the API key");
-                    return api_unauthorized("The API key cannot be checked now.");
+                    return api_unauthorized(&path, "The API key cannot be checked now.");
                 }
             }
         }
@@ -308,16 +308,30 @@ fn bearer(request: &Request) -> Option<String> {
         .then(|| key.trim().to_string())
 }
 
-/// 401 in the OpenAI API's error shape.
-fn api_unauthorized(message: &str) -> Response {
+/// 401 in the OpenAI API's error shape, or as a JSON-RPC error for MCP (`/mcp`), whose
+/// clients show its message; both say a Bearer key is what is wanted.
+fn api_unauthorized(path: &str, message: &str) -> Response {
     use axum::response::IntoResponse;
-    let body = serde_json::json!({"error": {
-        "message": message,
-        "type": "invalid_request_error",
-        "param": null,
-        "code": "invalid_api_key",
-    }});
-    (axum::http::StatusCode::UNAUTHORIZED, axum::Json(body)).into_response()
+    let body = if path == "/mcp" {
+        serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": { "code": -32001, "message": message },
+        })
+    } else {
+        serde_json::json!({"error": {
+            "message": message,
+            "type": "invalid_request_error",
+            "param": null,
+            "code": "invalid_api_key",
+        }})
+    };
+    (
+        axum::http::StatusCode::UNAUTHORIZED,
+        [(axum::http::header::WWW_AUTHENTICATE, "Bearer")],
+        axum::Json(body),
+    )
+        .into_response()
 }
 
 /// The user a trusted proxy names, when the request comes from one.
@@ -414,8 +428,9 @@ fn refuse_anonymous(state: &AppState, request: &Request, path: &str) -> Response
             .into_response();
     }
     let lang = lang_for(None, request.headers());
-    if path.starts_with("/v1/") {
+    if path.starts_with("/v1/") || path == "/mcp" {
         return api_unauthorized(
+            path,
             "This cited requires an account: send an API key (`cited key add USER`) as `Authorization: Bearer cited_…`.",
         );
     }

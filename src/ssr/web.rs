@@ -28,6 +28,7 @@ pub mod files_routes;
 pub mod guard;
 pub mod history_routes;
 pub mod knowledge_page;
+pub mod mcp_routes;
 pub mod media_routes;
 pub mod openai_api;
 
@@ -70,6 +71,7 @@ pub fn router(state: AppState) -> Router {
             "/v1/chat/completions",
             axum::routing::post(openai_api::completions),
         )
+        .route_service("/mcp", mcp_routes::service(&state))
         .route("/c/{id}/export.md", get(history_routes::export))
         .route(
             "/c/{id}/citations.{ext}",

@@ -44,6 +44,7 @@ const LAYERS: &[&[&str]] = &[
     &["server_fns"],
     &["components"],
     &["app"],
+    &["ssr::mcp"],
     &["ssr::web", "ssr::eval"],
     &["ssr::cli"],
     &["main"],

@@ -166,6 +166,14 @@ pub struct Script {
     dropped: AtomicBool,
 }
 
+impl Script {
+    /// Whether a stream it was sending (the "endless" model's) was dropped: the answer
+    /// reading it stopped.
+    pub fn dropped(&self) -> bool {
+        self.dropped.load(Ordering::SeqCst)
+    }
+}
+
 struct DropFlag(Arc<Script>);
 
 impl Drop for DropFlag {

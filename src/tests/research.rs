@@ -72,7 +72,7 @@ fn input_of(request: &ChatRequest) -> String {
 type Reply = Box<dyn Fn(Step, &ChatRequest, usize) -> String + Send + Sync>;
 
 /// Answers each research step from a script; `n` counts earlier requests of the same step.
-struct Script {
+pub(crate) struct Script {
     reply: Reply,
     /// Requests whose input contains this text wait before answering.
     slow: Option<(&'static str, Duration)>,
@@ -215,7 +215,7 @@ async fn run_input(
     (exchange, collector.await.unwrap())
 }
 
-fn sub_question(question: &str, query: &str) -> serde_json::Value {
+pub(crate) fn sub_question(question: &str, query: &str) -> serde_json::Value {
     json!({ "question": question, "query": query, "language": "en", "purpose": "a gap" })
 }
 
@@ -389,7 +389,7 @@ fn scripted_two_loops() -> Script {
 }
 
 /// Plans the given sub-questions once, then nothing; every other step answers plainly.
-fn one_loop(sub_questions: Vec<serde_json::Value>) -> Script {
+pub(crate) fn one_loop(sub_questions: Vec<serde_json::Value>) -> Script {
     Script::new(move |step, request, n| {
         let input = input_of(request);
         let value = match step {

@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::Extension;
 
-use crate::components::conversation::answer_markdown;
+use crate::components::conversation::conversation_markdown;
 use crate::ssr::request::{remember, CurrentSession};
 use crate::ssr::state::AppState;
 use crate::ssr::store::StoredConversation;
@@ -32,15 +32,7 @@ pub async fn new_chat(
 /// The conversation as one Markdown document: its title, then each question, answer and
 /// reference list.
 pub fn markdown(conversation: &StoredConversation) -> String {
-    let mut out = format!("# {}\n", conversation.summary.title);
-    for exchange in &conversation.exchanges {
-        out.push_str("\n## ");
-        out.push_str(exchange.question.trim());
-        out.push_str("\n\n");
-        out.push_str(answer_markdown(exchange).trim_end());
-        out.push('\n');
-    }
-    out
+    conversation_markdown(&conversation.summary.title, &conversation.exchanges)
 }
 
 /// "导出": one of the browser's conversations as a Markdown download.

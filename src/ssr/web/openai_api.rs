@@ -152,46 +152,6 @@ fn now_secs() -> u64 {
         .unwrap_or(0)
 }
 
-/// `citations`, `cited_sources` and `cited_claims` of a finished answer: the sources the
-/// answer cites, then those only cited's additions cite (`added_by_cited`), each with its
-/// best check; and the claims the model left uncited, with the source cited added
-/// (`number`) or `null` where none of the sources supports them.
-fn sources_of(exchange: &Exchange) -> (Vec<String>, Vec<Value>, Vec<Value>) {
-    let mut citations = Vec::new();
-    let mut cited = Vec::new();
-    let added = crate::model::added_numbers(&exchange.cited, &exchange.claims);
-    let checks = crate::model::all_checks(&exchange.alignments, &exchange.claims);
-    for number in exchange.cited.iter().chain(&added) {
-        let Some(entry) = exchange.sources.iter().find(|e| e.number == *number) else {
-            continue;
-        };
-        let best = crate::model::best_check(&checks, *number);
-        citations.push(entry.url.clone());
-        cited.push(json!({
-            "number": entry.number,
-            "title": entry.title,
-            "url": entry.url,
-            "snippet": entry.snippet,
-            "round": entry.round,
-            "support": best.map(|a| a.support),
-            "passage": best.map(|a| a.passage.clone()),
-            "added_by_cited": added.contains(number),
-        }));
-    }
-    let claims = exchange
-        .claims
-        .iter()
-        .map(|claim| {
-            json!({
-                "sentence": claim.text,
-                "number": claim.added.as_ref().map(|a| a.number),
-                "passage": claim.added.as_ref().map(|a| a.passage.clone()),
-            })
-        })
-        .collect();
-    (citations, cited, claims)
-}
-
 pub async fn completions(
     State(state): State<AppState>,
     caller: Option<axum::Extension<crate::ssr::request::CurrentSession>>,
@@ -372,7 +332,7 @@ pub async fn completions(
             let mut receiver = receiver;
             while receiver.recv().await.is_some() {}
             let exchange = run.await.unwrap_or_default();
-            let (citations, cited_sources, cited_claims) = sources_of(&exchange);
+            let (citations, cited_sources, cited_claims) = answer::cited_json(&exchange);
             let value = json!({
                 "id": id,
                 "object": "chat.completion",
@@ -426,7 +386,7 @@ pub async fn completions(
                 if ended {
                     let handle = run.take()?;
                     let exchange = handle.await.unwrap_or_default();
-                    let (citations, cited_sources, cited_claims) = sources_of(&exchange);
+                    let (citations, cited_sources, cited_claims) = answer::cited_json(&exchange);
                     let mut last = chunk(json!({}), Some("stop"));
                     last["citations"] = json!(citations);
                     last["cited_sources"] = json!(cited_sources);
