@@ -31,6 +31,7 @@ help:
 	@echo "make test   fmt, clippy, unit + integration tests, Playwright end-to-end"
 	@echo "make bench-model   time to first token, tokens/s, wall time per mode on a real local model"
 	@echo "make bench-client  transfer sizes, time to hydrated, streaming cost (±CPU throttling), DOM nodes"
+	@echo "make bench-mcp     MCP ask: time to first progress and to the result; citation export sizes"
 	@echo "make bench-load    200 users at once, 20,000 anonymous requests, 500 slow headers, rate limits, memory"
 
 # --- installs (each one checks first) -------------------------------------------------
@@ -190,6 +191,11 @@ clippy: tools cedict
 
 unit: browser searxng-venv mcp-venv llama cedict
 	cargo test --locked --no-default-features --features ssr
+
+# MCP: the time from an ask call to its first progress notification and to its result,
+# over HTTP and stdio, and the sizes of a 20-source conversation's citation exports.
+bench-mcp: server-release mcp-venv
+	CITED_BIN=$(CARGO_TARGET_DIR)/release/cited $(MCP_VENV)/bin/python scripts/bench-mcp.py
 
 # Time to first token, tokens/s and wall time per mode against the real local model.
 bench-model: llama

@@ -113,6 +113,8 @@ impl Searcher {
 pub struct KnowledgeBase {
     roots: Vec<PathBuf>,
     snippet_chars: usize,
+    /// Results per search when the caller names no count (`CITED_SEARCH_RESULTS`).
+    results: usize,
     current: RwLock<Arc<Snapshot>>,
 }
 
@@ -122,6 +124,7 @@ impl KnowledgeBase {
         let base = KnowledgeBase {
             roots,
             snippet_chars,
+            results: 5,
             current: RwLock::new(Arc::new(Snapshot {
                 fingerprint: Vec::new(),
                 documents: Vec::new(),
@@ -130,6 +133,12 @@ impl KnowledgeBase {
         };
         base.refresh();
         base
+    }
+
+    /// Keeps `results` per search, as `CITED_SEARCH_RESULTS` does for SearXNG.
+    pub fn with_results(mut self, results: usize) -> KnowledgeBase {
+        self.results = results;
+        self
     }
 
     fn snapshot(&self) -> Arc<Snapshot> {
@@ -261,7 +270,7 @@ impl SearchProvider for KnowledgeBase {
         options: &SearchOptions,
     ) -> Result<SearchResults, SearchError> {
         let snapshot = self.snapshot();
-        let limit = options.max_results.unwrap_or(5).clamp(1, 20);
+        let limit = options.max_results.unwrap_or(self.results).clamp(1, 20);
         Ok(passage_results(
             snapshot.searcher.as_ref(),
             &snapshot.documents,

@@ -72,10 +72,10 @@ impl AppState {
             .site_addr(config.addr)
             .build();
         let searxng = Searxng::new(&config);
-        let knowledge = Arc::new(KnowledgeBase::open(
-            config.knowledge.clone(),
-            config.snippet_chars,
-        ));
+        let knowledge = Arc::new(
+            KnowledgeBase::open(config.knowledge.clone(), config.snippet_chars)
+                .with_results(config.search_results),
+        );
         let store = match Store::open(&config.database_url) {
             Ok(store) => store,
             Err(error) => {

@@ -331,3 +331,16 @@ async fn sources_auto_uses_a_healthy_searxng_and_both_merges() {
         .iter()
         .all(|e| e.kind == SourceKind::Web));
 }
+
+#[tokio::test]
+async fn a_search_keeps_as_many_results_as_configured() {
+    let docs = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/docs"));
+    let base = KnowledgeBase::open(vec![docs.clone()], 200);
+    assert_eq!(search(&base, "cited").await.len(), 5, "the default");
+    let base = KnowledgeBase::open(vec![docs], 200).with_results(12);
+    assert_eq!(
+        search(&base, "cited").await.len(),
+        12,
+        "CITED_SEARCH_RESULTS"
+    );
+}
