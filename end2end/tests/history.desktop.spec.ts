@@ -95,9 +95,10 @@ test('a share link opens read-only in a fresh browser, and export downloads Mark
   expect(markdown).toContain('https://docs.example.org/tokio/tutorial/');
 
   // Its citations for a reference manager: BibTeX, RIS, CSL-JSON.
-  await page.getByText('导出引用').click();
+  const actions = page.locator('.conversation-actions');
+  await actions.getByText('导出引用').click();
   const bib = page.waitForEvent('download');
-  await page.getByRole('link', { name: 'BibTeX' }).click();
+  await actions.getByRole('link', { name: 'BibTeX' }).click();
   const bibFile = await bib;
   expect(bibFile.suggestedFilename()).toMatch(/^cited-[0-9a-f]{32}\.bib$/);
   const bibChunks: Buffer[] = [];
@@ -105,7 +106,17 @@ test('a share link opens read-only in a fresh browser, and export downloads Mark
   const bibtex = Buffer.concat(bibChunks).toString('utf8');
   expect(bibtex).toContain('@online{cited-1-1,');
   expect(bibtex).toContain('url = {https://docs.example.org/tokio/tutorial/}');
-  await expect(page.getByRole('link', { name: 'CSL-JSON' })).toHaveAttribute('href', /\/citations\.json$/);
+  await expect(actions.getByRole('link', { name: 'CSL-JSON' })).toHaveAttribute('href', /\/citations\.json$/);
+  // And each answer's own, under its reference list.
+  const references = page.getByRole('region', { name: '参考文献' }).first();
+  await references.getByText('导出引用').click();
+  const one = page.waitForEvent('download');
+  await references.getByRole('link', { name: 'RIS' }).click();
+  const risFile = await one;
+  expect(risFile.suggestedFilename()).toMatch(/^cited-[0-9a-f]{32}-1\.ris$/);
+  const risChunks: Buffer[] = [];
+  for await (const chunk of await risFile.createReadStream()) risChunks.push(chunk as Buffer);
+  expect(Buffer.concat(risChunks).toString('utf8')).toContain('UR  - https://docs.example.org/tokio/tutorial/');
 
   // Printing (to PDF) keeps the answer and its sources, not the controls around them.
   await page.emulateMedia({ media: 'print' });

@@ -344,6 +344,7 @@ fn ExchangeView(key: u64, exchange: LiveExchange, chat: Chat) -> impl IntoView {
                         plan=live.plan
                         checks=Signal::derive(move || live.with(|e| crate::model::all_checks(&e.alignments, &e.claims)))
                         added=Signal::derive(move || live.with(|e| crate::model::added_numbers(&e.cited, &e.claims)))
+                        answer=live.head.with_untracked(|e| e.id)
                     />
                 })}
                 {shown(move || done.get() && has_sources.get(), move || view! {
@@ -402,6 +403,11 @@ fn Trace(steps: RwSignal<Vec<Step>>, #[prop(into)] done: Signal<bool>) -> impl I
     }
 }
 
+/// The id of the conversation the page opened (`/c/<id>`), when there is one: its answers
+/// link their own citation exports.
+#[derive(Debug, Clone)]
+pub struct OpenConversation(pub Option<String>);
+
 /// Only what the answer cites, in number order (seed 000: collapsible). Agent and Research
 /// answers group them by search round under the round's query.
 #[component]
@@ -417,6 +423,8 @@ fn References(
     /// Sources only cited's additions cite: marked as such.
     #[prop(into)]
     added: Signal<Vec<u32>>,
+    /// The answer's id, for its citation exports.
+    answer: u64,
 ) -> impl IntoView {
     let best =
         move |number: u32| checks.with(|checks| crate::model::best_check(checks, number).cloned());
@@ -466,11 +474,27 @@ fn References(
             .collect_view()
             .erased()
     };
+    // This answer's sources for a reference manager, where the conversation is known.
+    let exports = use_context::<OpenConversation>()
+        .and_then(|open| open.0)
+        .map(|id| {
+            let href =
+                move |extension: &str| format!("/c/{id}/citations.{extension}?answer={answer}");
+            view! {
+                <details class="export-citations">
+                    <summary>{t.export_citations}</summary>
+                    <a href=href("bib") download="">"BibTeX"</a>
+                    <a href=href("ris") download="">"RIS"</a>
+                    <a href=href("json") download="">"CSL-JSON"</a>
+                </details>
+            }
+        });
     view! {
         <section class="references" aria-label=heading>
             <details open>
                 <summary>{heading}" ("{move || entries.with(Vec::len)}")"</summary>
                 {body}
+                {exports}
             </details>
         </section>
     }

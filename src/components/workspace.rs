@@ -188,6 +188,10 @@ fn Workspace(
     let settings = RwSignal::new(settings);
     let chat = Chat::new(conversation);
     provide_open_citation();
+    // An opened conversation's answers offer their own citation exports.
+    provide_context(crate::components::conversation::OpenConversation(
+        summary.as_ref().map(|summary| summary.id.clone()),
+    ));
     // Effects run only in the browser, so this flips once hydration is done; the tests and
     // the stylesheet use it to tell a live page from a server-rendered one.
     let hydrated = RwSignal::new(false);

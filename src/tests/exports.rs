@@ -232,6 +232,37 @@ async fn a_conversations_citations_download_for_its_owner_only() {
             .unwrap();
         assert_eq!(stranger.status(), 404);
     }
+    // One answer's citations alone (`?answer=<id>`, under its reference list).
+    let events = super::chat::post_ask(&me, &server, "如何在 SearXNG 中启用 JSON 格式？")
+        .await
+        .unwrap();
+    assert!(super::done_event(&events).is_some());
+    let urls = |query: &'static str| {
+        let me = me.clone();
+        let url = server.url(&format!("/c/{id}/citations.json{query}"));
+        async move {
+            let response = me.get(url).send().await.unwrap();
+            if response.status() != 200 {
+                return None;
+            }
+            let items: Vec<serde_json::Value> = response.json().await.unwrap();
+            let mut urls: Vec<String> = items
+                .iter()
+                .map(|item| item["URL"].as_str().unwrap().to_string())
+                .collect();
+            urls.sort();
+            Some(urls)
+        }
+    };
+    let whole = urls("").await.unwrap();
+    let first = urls("?answer=1").await.unwrap();
+    let second = urls("?answer=2").await.unwrap();
+    assert!(!first.is_empty() && !second.is_empty());
+    assert_ne!(first, second);
+    for url in first.iter().chain(&second) {
+        assert!(whole.contains(url), "{url} in {whole:?}");
+    }
+    assert_eq!(urls("?answer=99").await, None, "no such answer");
     // Any other file of a conversation is not here.
     let other = me
         .get(server.url(&format!("/c/{id}/citations.doc")))

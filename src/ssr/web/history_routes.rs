@@ -69,11 +69,19 @@ pub async fn export(
     }
 }
 
-/// The sources a conversation cites, as `format` (`citation::export`), as a download.
+/// `?answer=<n>`: only that answer's sources.
+#[derive(serde::Deserialize)]
+pub struct OneAnswer {
+    answer: Option<u64>,
+}
+
+/// The sources a conversation cites (or one of its answers, by id), as `format`
+/// (`citation::export`), as a download.
 async fn citations(
     state: &AppState,
     session: Option<Extension<CurrentSession>>,
     id: &str,
+    answer: Option<u64>,
     format: crate::citation::export::Format,
 ) -> Response {
     let Some(Extension(CurrentSession(session))) = session else {
@@ -82,13 +90,25 @@ async fn citations(
     match state.store.conversation(&session.owner(), id).await {
         Ok(Some(conversation)) => {
             let accessed = crate::citation::export::utc(conversation.summary.updated_at);
+            let (exchanges, name) = match answer {
+                None => (
+                    conversation.exchanges.as_slice(),
+                    conversation.summary.id.clone(),
+                ),
+                Some(n) => match conversation.exchanges.iter().position(|e| e.id == n) {
+                    Some(at) => (
+                        &conversation.exchanges[at..=at],
+                        format!("{}-{n}", conversation.summary.id),
+                    ),
+                    None => return StatusCode::NOT_FOUND.into_response(),
+                },
+            };
             let references = crate::citation::export::references(
-                &conversation.exchanges,
+                exchanges,
                 accessed.get(..10).unwrap_or_default(),
             );
             let disposition = format!(
-                "attachment; filename=\"cited-{}.{}\"",
-                conversation.summary.id,
+                "attachment; filename=\"cited-{name}.{}\"",
                 format.extension()
             );
             (
@@ -109,15 +129,19 @@ async fn citations(
     }
 }
 
-/// `GET /c/<id>/citations.{bib,ris,json}`: the conversation's cited sources in the format
-/// the extension names; any other extension is not here.
+/// `GET /c/<id>/citations.{bib,ris,json}[?answer=<n>]`: the conversation's (or one
+/// answer's) cited sources in the format the extension names; any other extension is not
+/// here.
 pub async fn citations_file(
     State(state): State<AppState>,
     session: Option<Extension<CurrentSession>>,
     Path((id, ext)): Path<(String, String)>,
+    axum::extract::Query(one): axum::extract::Query<OneAnswer>,
 ) -> Response {
     match crate::citation::export::Format::parse(&ext) {
-        Some(format) if ext == format.extension() => citations(&state, session, &id, format).await,
+        Some(format) if ext == format.extension() => {
+            citations(&state, session, &id, one.answer, format).await
+        }
         _ => StatusCode::NOT_FOUND.into_response(),
     }
 }
