@@ -610,3 +610,87 @@ fn views_are_erased_only_through_components_erase() {
             .is_empty()
     );
 }
+
+/// The layers ARCHITECTURE.md draws: the module names at the start of each line of the
+/// fenced block under "## Layers" (`a, b` share a layer, `a → b` are two; a line indented
+/// by two spaces goes on with the layer of a line that ended in a comma; description lines
+/// are indented further).
+fn documented_layers(doc: &str) -> Vec<Vec<String>> {
+    let section = doc.split("## Layers").nth(1).unwrap_or_default();
+    let block = section.split("```").nth(1).unwrap_or_default();
+    let ident = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == ':';
+    let mut layers: Vec<Vec<String>> = Vec::new();
+    let mut open = false;
+    for line in block.lines() {
+        let indent = line.len() - line.trim_start().len();
+        let continues = indent == 2 && open;
+        if indent > 0 && !continues {
+            continue;
+        }
+        let mut rest = line.trim_start();
+        let mut names = Vec::new();
+        let mut layer_breaks = Vec::new();
+        open = false;
+        loop {
+            let end = rest.find(|c: char| !ident(c)).unwrap_or(rest.len());
+            if end == 0 {
+                break;
+            }
+            names.push(rest[..end].to_string());
+            rest = &rest[end..];
+            if let Some(after) = rest.strip_prefix(',') {
+                let after = after.strip_prefix(' ').unwrap_or(after);
+                if !after.starts_with(|c: char| c.is_ascii_lowercase()) {
+                    // The line's list ends with a comma: the next goes on with it.
+                    open = true;
+                    break;
+                }
+                rest = after;
+            } else if let Some(after) = rest.strip_prefix(" → ") {
+                layer_breaks.push(names.len());
+                rest = after;
+            } else {
+                break;
+            }
+        }
+        if names.is_empty() {
+            continue;
+        }
+        let mut groups = Vec::new();
+        let mut start = 0;
+        for end in layer_breaks.into_iter().chain([names.len()]) {
+            groups.push(names[start..end].to_vec());
+            start = end;
+        }
+        for (i, group) in groups.into_iter().enumerate() {
+            match layers.last_mut() {
+                Some(last) if continues && i == 0 => last.extend(group),
+                _ => layers.push(group),
+            }
+        }
+    }
+    layers
+}
+
+#[test]
+fn architecture_md_draws_the_layers_the_code_keeps() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("ARCHITECTURE.md"))
+            .unwrap();
+    let drawn = documented_layers(&doc);
+    let kept: Vec<Vec<String>> = LAYERS
+        .iter()
+        .map(|layer| layer.iter().map(|m| m.to_string()).collect())
+        .collect();
+    assert_eq!(
+        drawn, kept,
+        "ARCHITECTURE.md's \"Layers\" block and LAYERS differ"
+    );
+    let parsed = documented_layers(
+        "## Layers\n```\na, b      x y\n  c        not a layer\nf, g, Text\n  h          more\n             words\nd → e     z\n```\n",
+    );
+    assert_eq!(
+        parsed,
+        [vec!["a", "b"], vec!["f", "g", "h"], vec!["d"], vec!["e"]]
+    );
+}
