@@ -11,7 +11,7 @@
 
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use rmcp::model::{
@@ -313,8 +313,11 @@ impl Progress {
         self.sent += 1;
         let note = ProgressNotificationParam::new(token.clone(), f64::from(self.sent))
             .with_message(message);
-        if let Err(error) = self.peer.notify_progress(note).await {
-            tracing::debug!(%error, "an MCP progress notification was not sent");
+        // A client slow to read its progress never holds the answer up.
+        match tokio::time::timeout(Duration::from_secs(2), self.peer.notify_progress(note)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => tracing::debug!(%error, "an MCP progress notification was not sent"),
+            Err(_) => tracing::debug!("an MCP progress notification timed out"),
         }
     }
 }
@@ -424,7 +427,9 @@ impl CitedMcp {
                 _ => {}
             }
         }
-        let exchange = running.done.await.unwrap_or_default();
+        let Ok(exchange) = running.done.await else {
+            return Ok(tool_error("The answer failed; try again."));
+        };
         if let Some(message) = failed.filter(|_| exchange.answer.trim().is_empty()) {
             return Ok(tool_error(message));
         }
@@ -439,12 +444,19 @@ impl CitedMcp {
         ))
     }
 
-    async fn search(&self, arguments: Arguments) -> Result<CallToolResponse, ErrorData> {
+    async fn search(
+        &self,
+        arguments: Arguments,
+        caller: Caller,
+    ) -> Result<CallToolResponse, ErrorData> {
         arguments.only("search", &["query", "focus", "time_range", "site", "count"])?;
         let query = arguments.required("query", "what to search for, as a string")?;
         let count = arguments.number("count", DEFAULT_COUNT, MAX_COUNT)?;
         let lang = Lang::of_text(&query);
         let narrowing = arguments.narrowing(lang)?;
+        if let Some(refused) = self.refused(&caller).await {
+            return Ok(refused);
+        }
         let session = Arc::new(Session::new(SessionId::random(), Instant::now()).unkept());
         let period = narrowing.period;
         let (searcher, notice) =
@@ -459,7 +471,13 @@ impl CitedMcp {
             Ok(results) => results,
             Err(error) => {
                 tracing::warn!(%error, "an MCP search failed");
-                return Ok(tool_error(crate::ssr::messages::search_error(lang, &error)));
+                // A remote caller is not the operator: no internal addresses.
+                let message = if caller.limited {
+                    format!("Search is unavailable now ({}).", error.kind())
+                } else {
+                    crate::ssr::messages::search_error(lang, &error)
+                };
+                return Ok(tool_error(message));
             }
         };
         let sources: Vec<Value> = results
@@ -511,13 +529,41 @@ impl CitedMcp {
         Ok(tool_result(text.trim_end().to_string(), structured))
     }
 
-    async fn read(&self, arguments: Arguments) -> Result<CallToolResponse, ErrorData> {
+    async fn read(
+        &self,
+        arguments: Arguments,
+        caller: Caller,
+    ) -> Result<CallToolResponse, ErrorData> {
         arguments.only("read", &["url", "max_chars"])?;
         let url = arguments.required("url", "the page's http(s) URL")?;
         let max = arguments.number("max_chars", DEFAULT_READ_CHARS, MAX_READ_CHARS)?;
-        let page = match crate::ssr::fetch::deep_read(url.trim(), &self.state.fetch).await {
+        if let Some(refused) = self.refused(&caller).await {
+            return Ok(refused);
+        }
+        // The caller chose the URL: public addresses only, whatever `CITED_FETCH_ALLOW`
+        // opens to the answers' own reads; the text cut where the caller asked.
+        let policy = crate::ssr::fetch::FetchPolicy {
+            max_chars: usize::try_from(MAX_READ_CHARS).unwrap_or(usize::MAX) + 1,
+            allow: std::collections::HashSet::new(),
+            ..self.state.fetch.as_ref().clone()
+        };
+        let page = match crate::ssr::fetch::deep_read(url.trim(), &policy).await {
             Ok(page) => page,
-            Err(error) => return Ok(tool_error(format!("The page cannot be read: {error}"))),
+            Err(error) => {
+                tracing::info!(%error, "an MCP read failed");
+                let why = match error {
+                    crate::ssr::fetch::FetchError::NotHttp { .. } => {
+                        "only http and https pages can be read".to_string()
+                    }
+                    crate::ssr::fetch::FetchError::Blocked { .. } => {
+                        "it is on a private or reserved address, which cited does not read"
+                            .to_string()
+                    }
+                    other if !caller.limited => other.to_string(),
+                    _ => "it could not be fetched or has no readable text".to_string(),
+                };
+                return Ok(tool_error(format!("The page cannot be read: {why}.")));
+            }
         };
         let max = usize::try_from(max).unwrap_or(usize::MAX);
         let length = page.text.chars().count();
@@ -531,6 +577,22 @@ impl CitedMcp {
         });
         let shown = format!("# {}\n{}\n\n{}", page.title, page.url, text);
         Ok(tool_result(shown, structured))
+    }
+
+    /// Over the caller's question rate (searches and reads count as questions), the tool
+    /// result that says so; nothing for unlimited callers.
+    async fn refused(&self, caller: &Caller) -> Option<CallToolResponse> {
+        if !caller.limited {
+            return None;
+        }
+        let owner = Self::owner(caller).unwrap_or_else(|| "api".to_string());
+        match crate::ssr::request::may_ask(&self.state, &owner, caller.address).await {
+            Ok(()) | Err(crate::ssr::request::Refused::QuotaFull) => None,
+            Err(crate::ssr::request::Refused::TooFast(wait)) => Some(tool_error(format!(
+                "Too many requests; try again in {} s.",
+                wait.as_secs().max(1)
+            ))),
+        }
     }
 
     /// The owner whose conversations a caller reads: a user's, nobody's for anonymous
@@ -634,8 +696,8 @@ impl ServerHandler for CitedMcp {
         let arguments = Arguments(request.arguments.unwrap_or_default());
         match request.name.as_ref() {
             "ask" => self.ask(arguments, caller, context).await,
-            "search" => self.search(arguments).await,
-            "read" => self.read(arguments).await,
+            "search" => self.search(arguments, caller).await,
+            "read" => self.read(arguments, caller).await,
             other => Err(ErrorData::invalid_params(
                 format!("there is no tool `{other}`: the tools are ask, search and read"),
                 None,

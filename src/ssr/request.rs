@@ -328,7 +328,10 @@ fn api_unauthorized(path: &str, message: &str) -> Response {
     };
     (
         axum::http::StatusCode::UNAUTHORIZED,
-        [(axum::http::header::WWW_AUTHENTICATE, "Bearer")],
+        [(
+            axum::http::header::WWW_AUTHENTICATE,
+            "Bearer realm=\"cited\"",
+        )],
         axum::Json(body),
     )
         .into_response()

@@ -285,6 +285,12 @@ impl Session {
         if let Some(model) = exchanges.iter().rev().find_map(|e| e.model.clone()) {
             lock(&self.settings).model = Some(model);
         }
+        // New answers get ids after the conversation's own, so an id names one answer of
+        // the conversation however many sessions continued it.
+        if let Some(last) = exchanges.iter().map(|e| e.id).max() {
+            self.next_answer_id
+                .fetch_max(last.saturating_add(1), Ordering::SeqCst);
+        }
         let mut exchanges = exchanges;
         let excess = exchanges.len().saturating_sub(MAX_EXCHANGES);
         exchanges.drain(..excess);
@@ -504,6 +510,20 @@ impl SessionStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_continued_conversation_numbers_new_answers_after_its_own() {
+        // Another session (a restart, another device) continues a conversation of two
+        // answers: the next answer is the third, never a second "1".
+        let session = Session::new(SessionId::random(), Instant::now());
+        let stored = |id| Exchange {
+            id,
+            ..Exchange::default()
+        };
+        session.open_conversation("c".into(), vec![stored(1), stored(2)], Registry::new());
+        let (id, _) = session.begin_answer().unwrap();
+        assert_eq!(id, 3);
+    }
 
     #[test]
     fn ids_round_trip_and_reject_junk() {

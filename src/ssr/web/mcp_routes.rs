@@ -22,10 +22,19 @@ pub fn service(state: &AppState) -> StreamableHttpService<CitedMcp, LocalSession
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_cancellation_token(state.shutdown.child_token());
+    // A session idle this long is closed, and its calls with it: longer than the longest
+    // answer (a Research run and its conclusion's two model calls), whose progress may be
+    // silent when the client asked for none.
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(
+        state.config.research.deadline
+            + 2 * state.config.limits.call_deadline
+            + std::time::Duration::from_secs(60),
+    );
     let state = state.clone();
     StreamableHttpService::new(
         move || Ok(CitedMcp::new(state.clone(), Who::PerRequest(caller))),
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(sessions),
         config,
     )
 }
