@@ -83,6 +83,24 @@ async fn server_with(
     TestServer::start_with(state).await
 }
 
+/// A server on the shared SearXNG whose model is the scripted OpenAI-compatible server's
+/// `model`, with `extra` settings; and the script (what it was asked, whether its stream was
+/// dropped).
+async fn scripted_server(
+    model: &str,
+    extra: &[(&str, &str)],
+) -> (TestServer, Arc<super::llm::Script>) {
+    let (llm, script) = super::llm::fake_openai().await;
+    let mut vars = vec![
+        ("CITED_SEARXNG_URL", searxng::shared().url.as_str()),
+        ("CITED_SOURCES", "web"),
+        ("CITED_LLM_BASE_URL", llm.as_str()),
+        ("CITED_LLM_MODEL", model),
+    ];
+    vars.extend_from_slice(extra);
+    (TestServer::start(&vars).await, script)
+}
+
 fn text<'a>(value: &'a Value, path: &str) -> &'a str {
     value
         .pointer(path)
@@ -102,14 +120,7 @@ async fn a_real_mcp_client_uses_the_tools_and_resources_over_http() {
     let Some(python) = client_python() else {
         return;
     };
-    let (llm, _) = super::llm::fake_openai().await;
-    let server = TestServer::start(&[
-        ("CITED_SEARXNG_URL", &searxng::shared().url),
-        ("CITED_SOURCES", "web"),
-        ("CITED_LLM_BASE_URL", &llm),
-        ("CITED_LLM_MODEL", "text"),
-    ])
-    .await;
+    let (server, _) = scripted_server("text", &[]).await;
     let key = user_with_key(&server.state, "mia").await;
     let url = server.url("/mcp");
     let out = client(&python, &["tour", "http", &url, &key, "chat"]).await;
@@ -283,14 +294,7 @@ async fn a_cancelled_research_answer_stops_and_is_saved_as_stopped() {
     let Some(python) = client_python() else {
         return;
     };
-    let (llm, script) = super::llm::fake_openai().await;
-    let server = TestServer::start(&[
-        ("CITED_SEARXNG_URL", &searxng::shared().url),
-        ("CITED_SOURCES", "web"),
-        ("CITED_LLM_BASE_URL", &llm),
-        ("CITED_LLM_MODEL", "endless"),
-    ])
-    .await;
+    let (server, script) = scripted_server("endless", &[]).await;
     let key = user_with_key(&server.state, "noor").await;
     let out = client(&python, &["cancel", "http", &server.url("/mcp"), &key]).await;
     assert_eq!(out["finished_before_cancel"], false, "{out}");
@@ -327,15 +331,7 @@ async fn a_key_is_required_when_people_sign_in() {
     let Some(python) = client_python() else {
         return;
     };
-    let (llm, _) = super::llm::fake_openai().await;
-    let server = TestServer::start(&[
-        ("CITED_SEARXNG_URL", &searxng::shared().url),
-        ("CITED_SOURCES", "web"),
-        ("CITED_LLM_BASE_URL", &llm),
-        ("CITED_LLM_MODEL", "text"),
-        ("CITED_AUTH", "accounts"),
-    ])
-    .await;
+    let (server, _) = scripted_server("text", &[("CITED_AUTH", "accounts")]).await;
     let key = user_with_key(&server.state, "ines").await;
     let url = server.url("/mcp");
 
