@@ -177,6 +177,15 @@ async function chat(req, res, body) {
     res.write('data: [DONE]\n\n');
     return res.end();
   }
+  // A conversation's title: only a question that asks to be named gets one; for every
+  // other the reply is empty, so the question stays the title.
+  if (system.includes('写一个标题') || system.includes('Write a title')) {
+    const title = firstUser.includes('起个名') ? 'Tokio 入门指南' : '';
+    if (title) res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: title }, finish_reason: null }] })}\n\n`);
+    res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
+    res.write('data: [DONE]\n\n');
+    return res.end();
+  }
   const step = researchStep(system, firstUser);
   if (step) {
     let closed = false;

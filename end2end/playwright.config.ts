@@ -64,9 +64,9 @@ export default defineConfig({
         CITED_LLM_BASE_URL: 'http://127.0.0.1:3998/v1',
         CITED_LLM_MODEL: 'fake-model',
         CITED_DATABASE_URL: database('main'),
-        // The scripted model answers every request alike: titles stay the questions, and
-        // citations are checked offline (the model's verdicts are tested in Rust).
-        CITED_TITLES: 'question',
+        // The scripted model names only a conversation whose question asks for a name
+        // (起个名); citations are checked offline (the model's verdicts are tested in Rust).
+        CITED_TITLES: 'model',
         CITED_CHECK: 'lexical',
         // The fake services stand in for the web: thumbnails and favicons come from them.
         CITED_FETCH_ALLOW: '127.0.0.1:3998',

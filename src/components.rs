@@ -7,6 +7,7 @@ pub mod composer;
 pub mod conversation;
 pub mod erase;
 pub mod history;
+pub mod icons;
 pub mod research;
 pub mod service_status;
 pub mod settings;
@@ -25,6 +26,15 @@ pub fn use_lang() -> Lang {
 /// The strings of the current UI language.
 pub fn use_texts() -> &'static Texts {
     use_lang().texts()
+}
+
+/// What covers part of the page, if anything: the filters' popover, the settings dialog
+/// (a sheet on phones) or the history drawer (phones). One at a time; Escape closes it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Overlay {
+    Filters,
+    Settings,
+    History,
 }
 
 /// The head of a panel that is a sheet or a drawer on phones: its title and the button

@@ -60,6 +60,11 @@ enum Command {
         /// with its name and page; repeat for more.
         #[arg(long = "file")]
         files: Vec<std::path::PathBuf>,
+        /// Keep citation markers as bare [n]. By default, an answer written to a file or a
+        /// pipe links each marker to its source ([[n]](url)), so it keeps its citations
+        /// wherever it is pasted; on a terminal the answer streams with bare markers.
+        #[arg(long)]
+        bare_markers: bool,
     },
     /// Serve MCP (the Model Context Protocol) over stdio, for a desktop client or agent that
     /// starts cited: the tools ask, search and read, and the user's conversations as
@@ -277,6 +282,7 @@ fn main() -> ExitCode {
             site,
             model,
             files,
+            bare_markers,
         } => runtime.block_on(cli::ask(
             config,
             question,
@@ -289,6 +295,10 @@ fn main() -> ExitCode {
                 site,
                 model,
                 files,
+            },
+            cli::Output {
+                live: std::io::IsTerminal::is_terminal(&std::io::stdout()),
+                bare_markers,
             },
         )),
         Command::Eval {

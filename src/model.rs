@@ -366,6 +366,14 @@ pub struct CitationEntry {
     pub also_in_rounds: Vec<u32>,
 }
 
+/// What answers come from, for the empty page's first-run card: a model configured, and
+/// SearXNG usable (as last checked, within a second or two).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Setup {
+    pub model: bool,
+    pub web: bool,
+}
+
 /// The health of an outside service (SearXNG, the model), as the settings panel shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServiceStatus {
@@ -831,6 +839,9 @@ pub struct Verdict {
     /// Directions judged dead ends.
     #[serde(default)]
     pub prune: Vec<String>,
+    /// What evidence is still missing, when not sufficient.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub missing: String,
 }
 
 /// One plan → branches → verify loop.
@@ -1020,6 +1031,18 @@ pub enum AnswerEvent {
     /// Pictures for the strip above the answer ("图片").
     Images {
         images: Vec<Image>,
+    },
+    /// The answer is kept in conversation `id`, titled `title` (at `at`, ms since the Unix
+    /// epoch, the server's clock): the history puts it at the top.
+    Conversation {
+        id: String,
+        title: String,
+        at: i64,
+    },
+    /// The model named conversation `id`: its title changes in place in the history.
+    Titled {
+        id: String,
+        title: String,
     },
     /// Follow-up questions for the finished answer ("相关问题").
     Related {

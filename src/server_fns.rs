@@ -6,6 +6,7 @@ mod follow_answer;
 mod get_conversation;
 mod get_search_status;
 mod get_settings;
+mod get_setup;
 mod history;
 mod list_models;
 mod stop_answer;
@@ -16,6 +17,7 @@ pub use follow_answer::{follow_answer, FollowAnswer};
 pub use get_conversation::{get_conversation, GetConversation};
 pub use get_search_status::{get_search_status, GetSearchStatus};
 pub use get_settings::{get_settings, GetSettings};
+pub use get_setup::{get_setup, GetSetup};
 pub use history::{
     delete_conversation, get_history, get_shared, open_conversation, rename_conversation,
     share_conversation, DeleteConversation, GetHistory, GetShared, OpenConversation,

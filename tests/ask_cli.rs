@@ -6,6 +6,8 @@
 
 use std::process::Command;
 
+mod common;
+
 /// `cited ask ARGS…` offline, on the project's docs.
 fn run(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_cited"))
@@ -112,4 +114,91 @@ fn files_are_searched_and_cited_and_bad_ones_refused() {
     let output = run(&["What is this?", "--model", "gpt-4o"]);
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A SearXNG that answers every search with the six-result fixture, and a model that
+/// answers citing two of them (one marker twice in a group); their base URLs.
+async fn web_and_model() -> (String, String) {
+    use axum::routing::{get, post};
+    let fixture = include_str!("../src/tests/fixtures/searxng/en_merged_duplicates_6_results.json");
+    let searxng = common::serve(axum::Router::new().route(
+        "/search",
+        get(move || async move {
+            (
+                [(axum::http::header::CONTENT_TYPE, "application/json")],
+                fixture,
+            )
+        }),
+    ))
+    .await;
+    async fn complete() -> impl axum::response::IntoResponse {
+        let chunk = |text: &str| {
+            format!(
+                "data: {}\n\n",
+                serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]})
+            )
+        };
+        let body = [
+            chunk("Tokio is an asynchronous Rust runtime [1]."),
+            chunk(" Runtimes are compared in one post [2, 1]."),
+            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n".to_string(),
+        ]
+        .concat();
+        (
+            [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
+            body,
+        )
+    }
+    let model =
+        common::serve(axum::Router::new().route("/v1/chat/completions", post(complete))).await;
+    (searxng, model)
+}
+
+/// `cited ask` against the web and the model above, its output piped (not a terminal).
+fn ask_web(searxng: &str, model: &str, extra: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_cited"))
+        .arg("ask")
+        .arg("How do Rust async runtimes compare?")
+        .args(extra)
+        .env("CITED_DATABASE_URL", "sqlite::memory:")
+        .env("CITED_SOURCES", "web")
+        .env("CITED_SEARXNG_URL", searxng)
+        .env("CITED_LLM_BASE_URL", format!("{model}/v1"))
+        .env("CITED_LLM_MODEL", "scripted")
+        .env("CITED_IMAGES", "off")
+        .env("CITED_RELATED", "off")
+        .env("CITED_ALIGN_DEADLINE_SECS", "0")
+        .env("CITED_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_piped_answer_links_its_markers_unless_asked_not_to() {
+    let (searxng, model) = web_and_model().await;
+    let linked = ask_web(&searxng, &model, &[]);
+    // Once, each marker a link to its source (seed 003).
+    assert!(
+        linked.starts_with(
+            "Tokio is an asynchronous Rust runtime [[1]](https://docs.example.org/tokio/tutorial/). \
+             Runtimes are compared in one post [[2]](https://www.example.com/blog/rust-async-runtimes-compared)[[1]](https://docs.example.org/tokio/tutorial/)."
+        ),
+        "{linked}"
+    );
+    assert_eq!(
+        linked.matches("Tokio is an asynchronous").count(),
+        1,
+        "{linked}"
+    );
+    assert!(linked.contains("**References:**"), "{linked}");
+    let bare = ask_web(&searxng, &model, &["--bare-markers"]);
+    assert!(
+        bare.starts_with(
+            "Tokio is an asynchronous Rust runtime [1]. Runtimes are compared in one post [2, 1]."
+        ),
+        "{bare}"
+    );
+    assert!(!bare.contains("[[1]]"), "{bare}");
 }

@@ -1,5 +1,5 @@
 import { test, expect } from '@playwright/test';
-import { openHydrated, askQuestion } from './helpers';
+import { openHydrated, askQuestion, openFilters } from './helpers';
 
 // Runs in the `desktop` project only: a mouse and a keyboard.
 
@@ -87,15 +87,17 @@ test('follow-up questions under an answer are asked in the same conversation', a
 
 test('the focus and the time range narrow the searches and are shown with the sources', async ({ page }) => {
   await openHydrated(page);
-  const focus = page.getByRole('radiogroup', { name: '搜索范围' });
-  await focus.getByRole('radio', { name: '学术' }).click();
+  const focus = page.getByRole('combobox', { name: '搜索范围' });
+  await focus.selectOption({ label: '学术' });
   await expect(page.getByText('搜索范围：学术')).toBeVisible();
+  await openFilters(page);
   await page.getByLabel('时间范围').selectOption('week');
   await expect(page.getByText('时间范围：一周内')).toBeVisible();
   // Kept with the browser's settings.
   await page.reload();
   await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
-  await expect(focus.getByRole('radio', { name: '学术' })).toBeChecked();
+  await expect(focus).toHaveValue('academic');
+  await openFilters(page);
   await expect(page.getByLabel('时间范围')).toHaveValue('week');
   // The fixture's engines cannot limit by time (SearXNG would leave them all out), so the
   // question goes without one.
@@ -108,6 +110,6 @@ test('the focus and the time range narrow the searches and are shown with the so
   const answer = page.locator('.answer').last();
   await expect(answer.locator('.narrowing')).toHaveText('筛选: 学术 · site:docs.example.org');
   await expect(answer.getByRole('link', { name: /^引用 1/ })).toBeVisible();
-  await focus.getByRole('radio', { name: '网页' }).click();
+  await focus.selectOption({ label: '网页' });
   await expect(page.getByText('搜索范围：网页')).toBeVisible();
 });

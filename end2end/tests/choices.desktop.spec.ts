@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { askQuestion, openHydrated } from './helpers';
+import { askQuestion, openFilters, openHydrated } from './helpers';
 
 // What users choose beyond the mode: the image strip and favicons fetched through cited,
 // the model picker (kept per conversation) and the site field.
@@ -61,6 +61,7 @@ test('the model picker lists the endpoint models and each conversation keeps its
 
 test('the site field keeps web searches on one site and says so', async ({ page }) => {
   await openHydrated(page);
+  await openFilters(page);
   const site = page.getByRole('textbox', { name: '站点' });
   await site.fill('not a site');
   await site.press('Enter');
@@ -69,6 +70,8 @@ test('the site field keeps web searches on one site and says so', async ({ page 
   await site.fill('Docs.Example.org');
   await site.blur();
   await expect(page.getByText('只搜索 docs.example.org')).toBeVisible();
+  // The filters button shows the site in force.
+  await expect(page.getByRole('button', { name: '筛选' })).toHaveText('筛选 · docs.example.org');
   await askQuestion(page, 'tokio runtime');
   await expect(page.locator('.narrowing')).toContainText('site:docs.example.org');
   await expect(page.getByRole('button', { name: '停止' })).toBeHidden();
@@ -103,6 +106,11 @@ test('files added to the conversation are searched, cited and open at their pass
     form.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
   });
   await expect(files).toContainText('dawn.txt');
+  // And taken out again, by its own button.
+  await files.getByRole('button', { name: '移除 dawn.txt' }).click();
+  await expect(page.getByRole('status')).toContainText('已移除 dawn.txt');
+  await expect(files).not.toContainText('dawn.txt');
+  await expect(files).toContainText('keeper.md');
 
   await askQuestion(page, 'What does the lighthouse keeper log?');
   await expect(page.getByRole('button', { name: '停止' })).toBeHidden();
@@ -110,6 +118,11 @@ test('files added to the conversation are searched, cited and open at their pass
   await expect(cite).toBeVisible();
   const href = await cite.getAttribute('href');
   expect(href).toMatch(/^\/knowledge\/~files\/[0-9a-f]+\/[0-9a-f]+\?p=0#passage$/);
+  // The conversation's own page lists its files.
+  await page.getByRole('navigation', { name: '历史对话' }).getByRole('link').first().click();
+  await expect(page).toHaveURL(/\/c\/[0-9a-f]{32}$/);
+  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+  await expect(page.getByRole('list', { name: '对话中的文件' })).toContainText('keeper.md');
   await page.goto(href!);
   await expect(page.locator('mark#passage')).toContainText('The lighthouse keeper logs every passing ship');
 });

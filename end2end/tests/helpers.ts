@@ -14,18 +14,26 @@ export async function askQuestion(page: Page, question: string) {
 }
 
 /**
- * On a phone the settings beyond the mode and the search switch live in a sheet behind the
- * top bar's "设置" button: opens it. Wide screens show them in the sidebar: nothing to do.
+ * What people set once (sources, language, SearXNG's status) is in the settings dialog (a
+ * sheet on phones) that the "设置" button by the question box opens: opens it.
  */
 export async function openSettings(page: Page, name = '设置') {
   const button = page.getByRole('button', { name, exact: true });
-  if (await button.isVisible()) {
-    await button.click();
-    await expect(button).toHaveAttribute('aria-expanded', 'true');
-  }
+  await button.click();
+  await expect(button).toHaveAttribute('aria-expanded', 'true');
+  await expect(page.getByRole('dialog', { name })).toBeVisible();
 }
 
-/** Folds the settings sheet away again (Escape), if `openSettings` opened one. */
+/**
+ * Opens the "筛选" popover by the question box (time range and site), unless it is open.
+ */
+export async function openFilters(page: Page, name = '筛选') {
+  const button = page.getByRole('button', { name });
+  if ((await button.getAttribute('aria-expanded')) !== 'true') await button.click();
+  await expect(button).toHaveAttribute('aria-expanded', 'true');
+}
+
+/** Closes the settings dialog again (Escape), if `openSettings` opened it. */
 export async function closeSettings(page: Page, name = '设置') {
   const button = page.getByRole('button', { name, exact: true });
   if ((await button.isVisible()) && (await button.getAttribute('aria-expanded')) === 'true') {

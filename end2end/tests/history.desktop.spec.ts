@@ -63,6 +63,35 @@ test('history lists conversations; new chat, reopen, rename, search, delete and 
   await expect(history.getByRole('link', { name: 'Rust 运行时 服务器' })).toBeVisible();
 });
 
+test('the history is live: a new conversation shows at once, takes its title, moves up when continued', async ({ page }) => {
+  await openHydrated(page);
+  const history = page.getByRole('navigation', { name: '历史对话' });
+  await expect(history).toContainText('还没有对话');
+  // No reload anywhere below.
+  await askAndWait(page, 'Rust 运行时 服务器');
+  await expect(history.getByRole('heading', { name: '今天' })).toBeVisible();
+  await expect(history.getByRole('link', { name: 'Rust 运行时 服务器' })).toBeVisible();
+  await expect(history.locator('[aria-current="page"]')).toHaveText('Rust 运行时 服务器');
+  await expect(history).not.toContainText('还没有对话');
+
+  // A second conversation goes on top, and the model's title replaces the question there.
+  await history.getByRole('button', { name: '新对话' }).click();
+  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+  await askQuestion(page, 'Tokio 是什么运行时？请起个名');
+  await expect(history.getByRole('link').first()).toHaveText('Tokio 入门指南');
+  await expect(history.locator('[aria-current="page"]')).toHaveText('Tokio 入门指南');
+  await expect(page.getByRole('button', { name: '发送' })).toBeVisible();
+
+  // Continuing the first one moves it back to the top.
+  await history.getByRole('link', { name: 'Rust 运行时 服务器' }).click();
+  await expect(page).toHaveURL(/\/c\/[0-9a-f]{32}$/);
+  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+  await expect(history.getByRole('link').first()).toHaveText('Tokio 入门指南');
+  await askAndWait(page, 'Tokio 是什么运行时？');
+  await expect(history.getByRole('link')).toHaveText(['Rust 运行时 服务器', 'Tokio 入门指南']);
+  await expect(history.locator('[aria-current="page"]')).toHaveText('Rust 运行时 服务器');
+});
+
 test('a share link opens read-only in a fresh browser, and export downloads Markdown', async ({ page, browser }) => {
   await openHydrated(page);
   await askAndWait(page, 'Tokio 是什么运行时？');

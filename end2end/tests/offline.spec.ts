@@ -27,7 +27,9 @@ test.describe('offline, Chinese UI', () => {
     await ask(page, '提问', '发送', '如何在 SearXNG 中启用 JSON 格式？', isMobile);
     const answer = page.locator('.answer').last();
     await expect(answer).toContainText('离线抽取模式（未配置语言模型）');
-    await expect(answer).toContainText('SearXNG 不可用，本次改用本地知识库回答。');
+    // The switch to the knowledge base says why, with the fix.
+    await expect(answer).toContainText('SearXNG 不可用，本次改用本地知识库回答。原因：搜索服务不可用：SearXNG 没有在');
+    await expect(answer).toContainText('CITED_SEARXNG_URL');
     const body = answer.locator('.answer-body');
     await expect(body).toContainText('formats');
     const cite = body.getByRole('link', { name: /^引用 \d+/ }).first();
@@ -53,13 +55,32 @@ test.describe('offline, Chinese UI', () => {
 test.describe('offline, English UI', () => {
   test.use({ baseURL: offlineURL, locale: 'en-US' });
 
+  test('the first run says what answers come from, and its examples work', async ({ page, isMobile }) => {
+    await page.goto('/');
+    await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+    const card = page.getByRole('region', { name: 'Running offline' });
+    await expect(card).toContainText('local knowledge base');
+    await expect(card).toContainText('CITED_SEARXNG_URL');
+    await expect(card).toContainText('cited doctor');
+    const examples = page.getByRole('list', { name: 'Try these questions' });
+    await expect(examples.getByRole('button')).toHaveCount(3);
+    const example = examples.getByRole('button', { name: 'How do I run the tests?' });
+    if (isMobile) await example.tap(); else await example.click();
+    const answer = page.locator('.answer').last();
+    await expect(answer.locator('.answer-body')).toContainText('make test', { timeout: 20_000 });
+    await expect(answer.getByRole('link', { name: /^Citation \d+/ }).first()).toBeVisible();
+    // The card and the examples belong to the empty page only.
+    await expect(card).toHaveCount(0);
+    await expect(examples).toHaveCount(0);
+  });
+
   test('the UI speaks English and answers from the README', async ({ page, isMobile }) => {
     await ask(page, 'Ask', 'Send', 'How do I run the tests?', isMobile);
     await expect(page.locator('html')).toHaveAttribute('lang', 'en');
     await expect(page.getByRole('radio', { name: 'Research' })).toBeVisible();
     const answer = page.locator('.answer').last();
     await expect(answer).toContainText('Offline extractive mode (no language model configured)');
-    await expect(answer).toContainText('SearXNG is unavailable, so this answer searches the local knowledge base.');
+    await expect(answer).toContainText('SearXNG is unavailable, so this answer searches the local knowledge base. Why:');
     const body = answer.locator('.answer-body');
     await expect(body).toContainText('make test');
     const cite = body.getByRole('link', { name: /^Citation \d+/ }).first();

@@ -33,8 +33,61 @@ test('controls are found by role and accessible name', async ({ page }) => {
   await expect(searchSwitch).toBeChecked();
   await expect(searchSwitch).toBeEnabled();
   await expect(searchSwitch).toHaveAccessibleDescription('启用后将使用SearXNG搜索实时信息');
-  await expect(page.getByRole('complementary', { name: '设置' })).toBeVisible();
   await expect(page.getByRole('region', { name: '对话记录' })).toBeVisible();
+  // Per question, by the question box: focus, model, filters; the rest in a dialog.
+  await expect(page.getByRole('combobox', { name: '搜索范围' })).toBeVisible();
+  await expect(page.getByRole('combobox', { name: '模型' })).toBeVisible();
+  await expect(page.getByRole('button', { name: '筛选' })).toBeVisible();
+  const dialog = page.getByRole('dialog', { name: '设置' });
+  await expect(dialog).toBeHidden();
+  await openSettings(page);
+  await expect(dialog.getByRole('radiogroup', { name: '来源' })).toBeVisible();
+  await expect(dialog.getByLabel('界面语言')).toBeVisible();
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+});
+
+test('the filters sit behind one button that shows when one is set', async ({ page }) => {
+  await openHydrated(page);
+  const filters = page.getByRole('button', { name: '筛选' });
+  await expect(filters).toHaveText('筛选');
+  await expect(page.getByLabel('时间范围')).toBeHidden();
+  await filters.click();
+  await expect(filters).toHaveAttribute('aria-expanded', 'true');
+  await page.getByLabel('时间范围').selectOption('month');
+  await expect(page.getByText('时间范围：一月内')).toBeVisible();
+  await expect(filters).toHaveText('筛选 · 一月内');
+  await page.keyboard.press('Escape');
+  await expect(page.getByLabel('时间范围')).toBeHidden();
+  // Still shown after a reload, then lifted.
+  await page.reload();
+  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+  await expect(filters).toHaveText('筛选 · 一月内');
+  await filters.click();
+  await page.getByLabel('时间范围').selectOption('any');
+  await expect(filters).toHaveText('筛选');
+});
+
+test('with SearXNG and a model there, the empty page has no first-run card nor examples', async ({ page }) => {
+  await openHydrated(page);
+  await expect(page.locator('.empty')).toBeVisible();
+  await expect(page.locator('.first-run')).toHaveCount(0);
+  await expect(page.locator('.examples')).toHaveCount(0);
+});
+
+test('icons are drawn inline, never emoji glyphs a system may lack', async ({ page }) => {
+  await openHydrated(page);
+  const attach = page.getByRole('button', { name: '添加文件' });
+  await expect(attach).toBeVisible();
+  await expect(attach.locator('svg')).toHaveCount(1);
+  await expect(attach).toHaveText('');
+  const switchLabel = page.locator('label[for="search-switch"]');
+  await expect(switchLabel.locator('svg')).toHaveCount(1);
+  await expect(switchLabel).toHaveText('联网搜索');
+  // The phone's history button (hidden on a desktop, present in both).
+  await expect(page.locator('.history-button svg')).toHaveCount(1);
+  const emoji = await page.evaluate(() => /[\u{1F300}-\u{1FAFF}\u2630]/u.test(document.querySelector('.app')?.textContent ?? ''));
+  expect(emoji).toBe(false);
 });
 
 test('mode and switch survive a reload, and Agent mode disables the switch', async ({ page, isMobile }) => {

@@ -9,6 +9,8 @@ use leptos::task::spawn_local;
 
 use crate::components::conversation::{Chat, LiveExchange};
 use crate::components::erase::{shown, shown_or};
+use crate::components::history::LiveHistory;
+use crate::components::icons::PaperclipIcon;
 use crate::components::use_texts;
 use crate::i18n::{progress_line, status_line, Texts};
 use crate::model::ExchangeState;
@@ -18,6 +20,7 @@ use crate::server_fns::{ask, follow_answer, get_conversation, stop_answer};
 #[component]
 pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
     let t = use_texts();
+    let history = use_context::<LiveHistory>();
     let draft = RwSignal::new(String::new());
 
     // Sends a question; `force_search`: "搜索后重答"; `from_box`: the question is what the
@@ -56,7 +59,7 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
                         match chunk {
                             Ok(bytes) => {
                                 for event in decoder.push(&bytes) {
-                                    apply(chat, settings, exchange, event, t);
+                                    apply(chat, settings, history, exchange, event, t);
                                 }
                             }
                             Err(error) => {
@@ -110,7 +113,7 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
                         }));
                         chat.answering.set(true);
                     }
-                    apply(chat, settings, exchange, event, t);
+                    apply(chat, settings, history, exchange, event, t);
                 }
             }
             match exchange {
@@ -179,16 +182,17 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
     };
 
     // Files attached to the conversation: the paperclip, or dropped on the composer.
-    let attached = RwSignal::new(Vec::<String>::new());
+    // (id, name) of each, oldest first.
+    let attached = RwSignal::new(Vec::<(String, String)>::new());
     let picker = NodeRef::<leptos::html::Input>::new();
     Effect::new(move |_| {
         spawn_local(async move {
-            if let Some(names) = post_json("/api/files/list", None)
+            if let Some(items) = post_json("/api/files/list", None)
                 .await
                 .ok()
-                .and_then(|v| names_of(&v))
+                .and_then(|v| items_of(&v))
             {
-                attached.set(names);
+                attached.set(items);
             }
         });
     });
@@ -203,8 +207,8 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
                 );
                 let message = match post_json(&url, Some(&file)).await {
                     Ok(reply) => {
-                        if let Some(names) = names_of(&reply) {
-                            attached.set(names);
+                        if let Some(items) = items_of(&reply) {
+                            attached.set(items);
                         }
                         text_at(&reply, "message")
                             .or_else(|| text_at(&reply, "error"))
@@ -213,6 +217,28 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
                     Err(()) => t.file_unreadable.replace("{reason}", &file.name()),
                 };
                 chat.status.set(message);
+            }
+        });
+    };
+
+    // Takes a file out of the conversation; the list and the status line say so.
+    let remove_file = move |id: String| {
+        spawn_local(async move {
+            let url = format!(
+                "/api/files/remove?id={}",
+                String::from(js_sys::encode_uri_component(&id))
+            );
+            match post_json(&url, None).await {
+                Ok(reply) => {
+                    if let Some(items) = items_of(&reply) {
+                        attached.set(items);
+                    }
+                    let message = text_at(&reply, "message")
+                        .or_else(|| text_at(&reply, "error"))
+                        .unwrap_or_default();
+                    chat.status.set(message);
+                }
+                Err(()) => chat.status.set(t.file_not_found.to_string()),
             }
         });
     };
@@ -245,7 +271,23 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
             <p class="status" role="status">{move || chat.status.get()}</p>
             {shown(move || attached.with(|names| !names.is_empty()), move || view! {
                 <ul class="attached" aria-label=t.files_label>
-                    {move || attached.get().into_iter().map(|name| view! { <li>"📄 "{name}</li> }).collect_view()}
+                    {move || attached.get().into_iter().map(|(id, name)| {
+                        let label = t.remove_file.replace("{name}", &name);
+                        view! {
+                            <li>
+                                <span class="attached-name">{name}</span>
+                                <button
+                                    type="button"
+                                    class="remove-file"
+                                    aria-label=label.clone()
+                                    title=label
+                                    on:click=move |_| remove_file(id.clone())
+                                >
+                                    "×"
+                                </button>
+                            </li>
+                        }
+                    }).collect_view()}
                 </ul>
             })}
             <div class="composer-row">
@@ -279,7 +321,7 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
                         }
                     }
                 >
-                    "📎"
+                    <PaperclipIcon/>
                 </button>
                 <textarea
                     class="question-box"
@@ -309,6 +351,7 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
 fn apply(
     chat: Chat,
     settings: RwSignal<Settings>,
+    history: Option<LiveHistory>,
     exchange: Option<LiveExchange>,
     event: AnswerEvent,
     t: &'static Texts,
@@ -353,6 +396,16 @@ fn apply(
             }
             chat.progress.set(false);
             chat.status.set(text.clone());
+        }
+        AnswerEvent::Conversation { id, title, at } => {
+            if let Some(history) = history {
+                history.asked_in(id, title, *at);
+            }
+        }
+        AnswerEvent::Titled { id, title } => {
+            if let Some(history) = history {
+                history.titled(id, title);
+            }
         }
         _ => {}
     }
@@ -420,8 +473,11 @@ fn apply(
                 text: message,
             })
         }),
-        AnswerEvent::Status { .. } | AnswerEvent::Progress { .. } | AnswerEvent::Command { .. } => {
-        }
+        AnswerEvent::Status { .. }
+        | AnswerEvent::Progress { .. }
+        | AnswerEvent::Command { .. }
+        | AnswerEvent::Conversation { .. }
+        | AnswerEvent::Titled { .. } => {}
     }
 }
 
@@ -451,9 +507,14 @@ fn text_at(value: &wasm_bindgen::JsValue, field: &str) -> Option<String> {
     js_sys::Reflect::get(value, &field.into()).ok()?.as_string()
 }
 
-/// The `files` list of a reply.
-fn names_of(value: &wasm_bindgen::JsValue) -> Option<Vec<String>> {
-    let files = js_sys::Reflect::get(value, &"files".into()).ok()?;
-    let files: &js_sys::Array = wasm_bindgen::JsCast::dyn_ref(&files)?;
-    Some(files.iter().filter_map(|name| name.as_string()).collect())
+/// The files of a reply, `(id, name)` each.
+fn items_of(value: &wasm_bindgen::JsValue) -> Option<Vec<(String, String)>> {
+    let items = js_sys::Reflect::get(value, &"items".into()).ok()?;
+    let items: &js_sys::Array = wasm_bindgen::JsCast::dyn_ref(&items)?;
+    Some(
+        items
+            .iter()
+            .filter_map(|item| Some((text_at(&item, "id")?, text_at(&item, "name")?)))
+            .collect(),
+    )
 }

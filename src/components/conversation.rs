@@ -163,15 +163,46 @@ pub fn answer_markdown(exchange: &Exchange) -> String {
     format!("{answer}{list}")
 }
 
+/// What the empty page knows of where answers come from (none on pages that do not say).
+#[derive(Clone, Copy)]
+pub struct FirstRun(pub Option<crate::model::Setup>);
+
 #[component]
 pub fn Conversation(chat: Chat) -> impl IntoView {
     let t = use_texts();
+    let setup = use_context::<FirstRun>().and_then(|first| first.0);
+    // Neither the web nor a model: one short card says what answers come from and how to
+    // turn both on. Example questions the knowledge base answers, unless both are there.
+    let offline = setup.is_some_and(|s| !s.model && !s.web);
+    let examples = setup.is_some_and(|s| !(s.model && s.web));
     view! {
         <section class="conversation" aria-label=t.conversation>
             {shown(move || chat.exchanges.with(Vec::is_empty), move || view! {
                 <div class="empty">
                     <p class="empty-mark" aria-hidden="true">"[1]"</p>
                     <p>{t.empty_conversation}</p>
+                    {offline.then(|| view! {
+                        <section class="first-run" aria-labelledby="first-run-title">
+                            <h2 id="first-run-title" class="first-run-title">{t.first_run_title}</h2>
+                            <p>{t.first_run_body}</p>
+                            <p class="first-run-fix">{t.first_run_fix}</p>
+                        </section>
+                    })}
+                    {examples.then(|| view! {
+                        <ul class="examples" aria-label=t.examples_label>
+                            {t.examples.iter().map(|question| view! {
+                                <li>
+                                    <button
+                                        type="button"
+                                        class="example"
+                                        on:click=move |_| chat.follow_up.set(Some(question.to_string()))
+                                    >
+                                        {*question}
+                                    </button>
+                                </li>
+                            }).collect_view()}
+                        </ul>
+                    })}
                 </div>
             })}
             <For each=move || chat.exchanges.get() key=|(key, _)| *key let:item>

@@ -11,6 +11,61 @@ use crate::components::{use_texts, PanelHead};
 use crate::model::{ConversationSummary, Day, History};
 use crate::server_fns::{delete_conversation, rename_conversation, share_conversation};
 
+/// The history list as it changes while the page is open: a question puts its
+/// conversation at the top (added when it is new), a model's title renames it in place.
+/// The workspace provides it; the composer feeds it the answer's events.
+#[derive(Clone, Copy)]
+pub struct LiveHistory {
+    items: RwSignal<Vec<ConversationSummary>>,
+    current: RwSignal<Option<String>>,
+    /// A search's results: a new conversation does not join them.
+    searching: bool,
+}
+
+impl LiveHistory {
+    pub fn new(history: &History) -> LiveHistory {
+        LiveHistory {
+            items: RwSignal::new(history.conversations.clone()),
+            current: RwSignal::new(history.current.clone()),
+            searching: history.query.is_some(),
+        }
+    }
+
+    /// An answer is being kept in conversation `id` at `at`: it becomes the current one
+    /// and moves to the top, added under `title` when the list does not hold it.
+    pub fn asked_in(&self, id: &str, title: &str, at: i64) {
+        self.current.set(Some(id.to_string()));
+        self.items.update(|items| {
+            let summary = match items.iter().position(|c| c.id == id) {
+                Some(index) => {
+                    let mut summary = items.remove(index);
+                    summary.updated_at = summary.updated_at.max(at);
+                    summary
+                }
+                None if !self.searching => ConversationSummary {
+                    id: id.to_string(),
+                    title: title.to_string(),
+                    mode: crate::model::Mode::default(),
+                    created_at: at,
+                    updated_at: at,
+                    share_token: None,
+                },
+                None => return,
+            };
+            items.insert(0, summary);
+        });
+    }
+
+    /// Conversation `id` is called `title` now.
+    pub fn titled(&self, id: &str, title: &str) {
+        self.items.update(|items| {
+            if let Some(summary) = items.iter_mut().find(|c| c.id == id) {
+                summary.title = title.to_string();
+            }
+        });
+    }
+}
+
 #[component]
 pub fn HistoryPanel(
     history: History,
@@ -20,12 +75,13 @@ pub fn HistoryPanel(
 ) -> impl IntoView {
     let t = use_texts();
     let user = history.user.clone();
-    let items = RwSignal::new(history.conversations.clone());
+    let live = use_context::<LiveHistory>().unwrap_or_else(|| LiveHistory::new(&history));
+    let items = live.items;
+    let current = live.current;
     let deleted: RwSignal<Option<ConversationSummary>> = RwSignal::new(None);
     let problem = RwSignal::new(String::new());
     let query = history.query.clone().unwrap_or_default();
     let searching = history.query.is_some();
-    let current = StoredValue::new(history.current.clone());
     let history = StoredValue::new(history);
     let group = move |day: Day| {
         let label = match day {
@@ -50,7 +106,7 @@ pub fn HistoryPanel(
                     <For each=in_day key=|c| (c.id.clone(), c.title.clone()) let:conversation>
                         <HistoryItem
                             conversation=conversation.clone()
-                            current=current.with_value(|c| c.as_deref() == Some(conversation.id.as_str()))
+                            current
                             items
                             deleted
                             problem
@@ -132,7 +188,8 @@ pub fn HistoryPanel(
 #[component]
 fn HistoryItem(
     conversation: ConversationSummary,
-    current: bool,
+    /// The conversation the browser is in.
+    current: RwSignal<Option<String>>,
     items: RwSignal<Vec<ConversationSummary>>,
     deleted: RwSignal<Option<ConversationSummary>>,
     problem: RwSignal<String>,
@@ -141,6 +198,7 @@ fn HistoryItem(
     let editing = RwSignal::new(false);
     let draft = RwSignal::new(conversation.title.clone());
     let id = StoredValue::new(conversation.id.clone());
+    let current = move || current.with(|c| c.as_deref() == Some(id.get_value().as_str()));
     let href = format!("/c/{}", conversation.id);
     let title = conversation.title.clone();
     let save = move || {
@@ -169,7 +227,7 @@ fn HistoryItem(
             spawn_local(async move {
                 if let Ok(true) = delete_conversation(conversation.id.clone(), true).await {
                     items.update(|items| items.retain(|c| c.id != conversation.id));
-                    if current {
+                    if current() {
                         // The open conversation is gone: start afresh.
                         let _ = window().location().set_href("/");
                     }
@@ -206,7 +264,7 @@ fn HistoryItem(
                     view! {
                         <a
                             href=href
-                            aria-current=if current { Some("page") } else { None }
+                            aria-current=move || current().then_some("page")
                         >
                             {title}
                         </a>

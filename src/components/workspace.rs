@@ -10,11 +10,12 @@ use crate::components::composer::Composer;
 use crate::components::conversation::{Chat, Conversation};
 use crate::components::erase::{Erase, SyncHydrated};
 use crate::components::history::{ConversationActions, HistoryPanel};
-use crate::components::settings::SettingsPanel;
-use crate::components::use_texts;
-use crate::model::{ConversationSummary, Exchange, History, Settings};
+use crate::components::icons::MenuIcon;
+use crate::components::settings::{QuestionOptions, Saver, SettingsPanel};
+use crate::components::{use_texts, Overlay};
+use crate::model::{ConversationSummary, Exchange, History, Settings, Setup};
 use crate::server_fns::{
-    get_conversation, get_history, get_settings, get_shared, open_conversation,
+    get_conversation, get_history, get_settings, get_setup, get_shared, open_conversation,
 };
 
 /// How a page's data travels in its HTML to hydration: JSON, read from bytes like server
@@ -62,6 +63,7 @@ pub fn HomePage(
     // Blocking, so the first HTML already shows the session's mode, switch and conversation
     // (also with JavaScript disabled) and hydration starts from the same values.
     let saved = blocking(|| (), |()| get_settings());
+    let setup = blocking(|| (), |()| get_setup());
     let loaded = blocking(
         move || query.clone(),
         |q| async move {
@@ -74,12 +76,13 @@ pub fn HomePage(
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
                 let settings = saved.await.unwrap_or_default();
+                let setup = setup.await.ok();
                 let (conversation, history) = loaded.await;
                 let summary = history
                     .current
                     .as_ref()
                     .and_then(|id| history.conversations.iter().find(|c| &c.id == id).cloned());
-                view! { <Workspace settings conversation history summary/> }
+                view! { <Workspace settings conversation history summary setup/> }
             })}
         </Suspense>
     })
@@ -112,7 +115,7 @@ pub fn ConversationPage(id: String) -> impl IntoView {
                         }
                         let conversation = view.exchanges;
                         let summary = view.summary;
-                        view! { <Workspace settings conversation history summary/> }.erased()
+                        view! { <Workspace settings conversation history summary setup=None/> }.erased()
                     }
                     None => view! {
                         <div class="app">
@@ -170,24 +173,22 @@ pub fn SharedPage(token: String) -> impl IntoView {
     })
 }
 
-/// What covers the conversation on a phone, if anything.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Overlay {
-    Settings,
-    History,
-}
-
 #[component]
 fn Workspace(
     settings: Settings,
     conversation: Vec<Exchange>,
     history: History,
     summary: Option<ConversationSummary>,
+    /// What answers come from, for the empty page (`None`: not shown).
+    setup: Option<Setup>,
 ) -> impl IntoView {
     let t = use_texts();
     let settings = RwSignal::new(settings);
     let chat = Chat::new(conversation);
     provide_open_citation();
+    provide_context(crate::components::conversation::FirstRun(setup));
+    // The history list follows the answers asked here.
+    provide_context(crate::components::history::LiveHistory::new(&history));
     // An opened conversation's answers offer their own citation exports.
     provide_context(crate::components::conversation::OpenConversation(
         summary.as_ref().map(|summary| summary.id.clone()),
@@ -196,8 +197,10 @@ fn Workspace(
     // the stylesheet use it to tell a live page from a server-rendered one.
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
-    // Phones (the stylesheet decides): the settings sheet and the history drawer.
+    // The filters' popover, the settings dialog (a sheet on phones) and the history drawer
+    // (phones; the stylesheet decides).
     let overlay: RwSignal<Option<Overlay>> = RwSignal::new(None);
+    let saver = Saver::new(settings);
     let toggle = move |which: Overlay| {
         overlay.update(|open| {
             *open = if *open == Some(which) {
@@ -213,6 +216,7 @@ fn Workspace(
         <div
             class="app"
             class:settings-open=move || overlay.get() == Some(Overlay::Settings)
+            class:filters-open=move || overlay.get() == Some(Overlay::Filters)
             class:history-open=move || overlay.get() == Some(Overlay::History)
             data-hydrated=move || hydrated.get().to_string()
             on:keydown=move |event: leptos::ev::KeyboardEvent| {
@@ -229,7 +233,7 @@ fn Workspace(
                     aria-expanded=expanded(Overlay::History)
                     on:click=move |_| toggle(Overlay::History)
                 >
-                    <span class="menu-icon" aria-hidden="true">"☰"</span>
+                    <span class="menu-icon"><MenuIcon/></span>
                     <span class="visually-hidden">{t.history}</span>
                 </button>
                 <h1 class="brand">
@@ -237,25 +241,20 @@ fn Workspace(
                     {t.app_title}
                 </h1>
                 <p class="tagline">{t.tagline}</p>
-                <button
-                    type="button"
-                    class="topbar-button settings-button"
-                    aria-controls="settings-panel"
-                    aria-expanded=expanded(Overlay::Settings)
-                    on:click=move |_| toggle(Overlay::Settings)
-                >
-                    {t.settings}
-                </button>
             </header>
             <div class="side">
                 <HistoryPanel history close/>
-                <SettingsPanel settings close/>
+                // A dialog while the page runs; without JavaScript it stays in view here.
+                <SettingsPanel saver close/>
             </div>
             <div class="scrim" aria-hidden="true" on:click=move |_| overlay.set(None)></div>
             <main class="main">
                 {summary.map(|summary| view! { <ConversationActions summary/> })}
                 <Conversation chat/>
-                <Composer chat settings/>
+                <div class="ask-area">
+                    <QuestionOptions saver overlay/>
+                    <Composer chat settings/>
+                </div>
             </main>
         </div>
     }

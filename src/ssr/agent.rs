@@ -192,6 +192,9 @@ async fn run_tools(
     // A stop during the searches keeps the ones that finished (numbered, in the trace).
     let mut halted = turn.status(None).await.is_err();
     let mut outputs = Vec::with_capacity(plans.len());
+    // A failed search is told under the answer too, as in Chat (seed 003), not only in the
+    // folded steps.
+    let mut failures = Vec::new();
     for (plan, searched) in plans.into_iter().zip(searched) {
         let (output, step) = match (plan, searched) {
             (Call::Search(query), Some(Ok((Ok(results), cache)))) => {
@@ -203,8 +206,10 @@ async fn run_tools(
                 (output, search_step(query, &[], false, None))
             }
             (Call::Search(query), Some(Ok((Err(error), _)))) => {
-                let message = crate::ssr::messages::search_error(turn.lang(), &error);
+                let message =
+                    turn.for_readers(&crate::ssr::messages::search_error(turn.lang(), &error));
                 let output = format!("The search failed: {message}");
+                failures.push(message.clone());
                 (output, search_step(query, &[], false, Some(message)))
             }
             (Call::Capped(query), _) => {
@@ -222,6 +227,9 @@ async fn run_tools(
         };
         halted |= turn.step(step).await.is_err();
         outputs.push(output);
+    }
+    for message in failures {
+        halted |= turn.notice_once(Level::Warning, message).await.is_err();
     }
     if halted {
         return Err(Halted);

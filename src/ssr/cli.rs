@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::process::ExitCode;
 
-use crate::citation::{lists, SourceMap};
+use crate::citation::{lists, Lookup, SourceMap};
 use crate::i18n::{self, Texts};
 use crate::model::{AnswerEvent, Exchange, Lang, Mode};
 use crate::ssr::answer;
@@ -28,6 +28,7 @@ pub async fn ask(
     search: bool,
     json: bool,
     filters: Filters,
+    output: Output,
 ) -> ExitCode {
     let lang = Lang::of_text(question.trim());
     let t = lang.texts();
@@ -120,13 +121,17 @@ pub async fn ask(
     };
     let (mut events, run) = (running.events, running.done);
     let mut failed = false;
-    let mut printed = HashSet::new();
+    let mut printer = Printer {
+        live: output.live && !json,
+        shown: String::new(),
+        printed: HashSet::new(),
+    };
     while let Some(event) = futures_util::StreamExt::next(&mut events).await {
         if let AnswerEvent::Failed { message } = &event {
             eprintln!("error: {message}");
             failed = true;
         } else if !json {
-            show(event, lang.texts(), &mut printed);
+            printer.show(event, lang.texts());
         }
     }
     let exchange = match run.await {
@@ -143,6 +148,20 @@ pub async fn ask(
             serde_json::to_string_pretty(&result).unwrap_or_else(|_| "{}".to_string())
         );
     } else {
+        if !printer.live {
+            // Written for a file or another program: the answer once, as it ended, each
+            // marker a link to its source (seed 003) unless bare markers were asked for.
+            let answer = exchange.answer.trim_end();
+            if output.bare_markers {
+                print!("{answer}");
+            } else {
+                let sources = SourceMap::new(exchange.sources.iter().cloned());
+                let linked = crate::citation::markers::linked(answer, |n| {
+                    sources.lookup(n).map(|entry| entry.url.as_str())
+                });
+                print!("{linked}");
+            }
+        }
         println!("{}", reference_list(&exchange, lang));
         let t = lang.texts();
         if !exchange.related.is_empty() {
@@ -255,33 +274,70 @@ pub async fn mcp(config: Config, user: Option<String>) -> ExitCode {
     }
 }
 
-/// Prints one event: answer text to stdout, progress, notices, the trace and new plan
-/// lines to stderr.
-#[allow(
-    clippy::print_stdout,
-    clippy::print_stderr,
-    reason = "the answer is the command's output"
-)]
-fn show(event: AnswerEvent, t: &Texts, printed: &mut HashSet<String>) {
-    match event {
-        AnswerEvent::Started { offline: true, .. } => eprintln!("[{}]", t.offline_label),
-        AnswerEvent::Status {
-            status: Some(status),
-        } => eprintln!("… {}", i18n::status_line(&status, t)),
-        AnswerEvent::Notice { notice } => eprintln!("! {}", notice.text),
-        AnswerEvent::Token { text } => {
-            print!("{text}");
-            let _ = std::io::stdout().flush();
-        }
-        AnswerEvent::Step { step, .. } => eprintln!("> {}", i18n::step_line(&step, t)),
-        AnswerEvent::Plan { plan } => {
-            for line in i18n::plan_lines(&plan, t) {
-                if printed.insert(line.clone()) {
-                    eprintln!("{line}");
+/// How `cited ask` writes the answer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Output {
+    /// Stdout is a terminal: the answer streams as it is written (its markers bare), and a
+    /// text the model took back is printed again as it now stands. Else the answer is
+    /// written once, at the end.
+    pub live: bool,
+    /// `--bare-markers`: keep `[n]` instead of linking each marker to its source.
+    pub bare_markers: bool,
+}
+
+/// Prints the events of an answer: its text to stdout while it is written (on a
+/// terminal), progress, notices, the trace and new plan lines to stderr.
+struct Printer {
+    live: bool,
+    /// The answer text on the terminal so far.
+    shown: String,
+    /// The plan lines printed so far.
+    printed: HashSet<String>,
+}
+
+impl Printer {
+    #[allow(
+        clippy::print_stdout,
+        clippy::print_stderr,
+        reason = "the answer is the command's output"
+    )]
+    fn show(&mut self, event: AnswerEvent, t: &Texts) {
+        match event {
+            AnswerEvent::Started { offline: true, .. } => eprintln!("[{}]", t.offline_label),
+            AnswerEvent::Status {
+                status: Some(status),
+            } => eprintln!("… {}", i18n::status_line(&status, t)),
+            AnswerEvent::Notice { notice } => eprintln!("! {}", notice.text),
+            AnswerEvent::Token { text } if self.live => {
+                print!("{text}");
+                let _ = std::io::stdout().flush();
+                self.shown.push_str(&text);
+            }
+            AnswerEvent::Rewrite { answer } if self.live => {
+                match answer.strip_prefix(self.shown.as_str()) {
+                    // Only more text: it follows on.
+                    Some(rest) => print!("{rest}"),
+                    // Text on the terminal was taken back (a repetition cut, thinking before
+                    // a search): the answer again, as it now stands.
+                    None => {
+                        println!();
+                        eprintln!("↻ {}", t.answer_reprinted);
+                        print!("{answer}");
+                    }
+                }
+                let _ = std::io::stdout().flush();
+                self.shown = answer;
+            }
+            AnswerEvent::Step { step, .. } => eprintln!("> {}", i18n::step_line(&step, t)),
+            AnswerEvent::Plan { plan } => {
+                for line in i18n::plan_lines(&plan, t) {
+                    if self.printed.insert(line.clone()) {
+                        eprintln!("{line}");
+                    }
                 }
             }
+            _ => {}
         }
-        _ => {}
     }
 }
 
@@ -311,7 +367,11 @@ fn reference_list(exchange: &Exchange, lang: Lang) -> String {
     reason = "the doctor's report is the command's output"
 )]
 pub async fn doctor(config: Config) -> ExitCode {
-    let findings = crate::ssr::doctor::run(&config).await;
+    let mut findings = crate::ssr::doctor::run(&config).await;
+    // Run from cited's directory, the SearXNG its compose files start reads this file.
+    findings.extend(crate::ssr::doctor::searxng_secret(std::path::Path::new(
+        "searxng/settings.yml",
+    )));
     for finding in &findings {
         println!("{finding}");
     }

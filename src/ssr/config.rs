@@ -529,6 +529,58 @@ pub fn redacted(url: &Url) -> String {
     shown.to_string()
 }
 
+/// Takes the internal addresses (SearXNG's, the model endpoints') out of what users see
+/// when people sign in (`CITED_AUTH`): the app is shared, its addresses are the operator's
+/// business. The log keeps the details. Empty, and a no-op, when nobody signs in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Redactor {
+    /// (address as messages print it, is a model endpoint), longest first.
+    addresses: Vec<(String, bool)>,
+}
+
+impl Redactor {
+    pub fn of(config: &Config) -> Redactor {
+        if config.access.auth == Auth::Off {
+            return Redactor::default();
+        }
+        let mut addresses = vec![(redacted(&config.searxng_url), false)];
+        if let Some(llm) = &config.llm {
+            addresses.push((redacted(&llm.base_url), true));
+            for endpoint in &llm.more {
+                addresses.push((redacted(&endpoint.base_url), true));
+            }
+        }
+        // Each with and without its final slash, as messages print either.
+        let mut forms: Vec<(String, bool)> = addresses
+            .iter()
+            .flat_map(|(address, model)| {
+                let bare = address.trim_end_matches('/').to_string();
+                [(address.clone(), *model), (bare, *model)]
+            })
+            .filter(|(address, _)| !address.is_empty())
+            .collect();
+        forms.sort_by_key(|(address, _)| std::cmp::Reverse(address.len()));
+        forms.dedup();
+        Redactor { addresses: forms }
+    }
+
+    /// `text` with each internal address named instead ("SearXNG", "the model server").
+    pub fn apply(&self, text: &str, lang: crate::model::Lang) -> String {
+        let mut text = text.to_string();
+        for (address, model) in &self.addresses {
+            if text.contains(address.as_str()) {
+                let name = match (model, lang) {
+                    (false, _) => "SearXNG",
+                    (true, crate::model::Lang::ZhCn) => "模型服务",
+                    (true, crate::model::Lang::En) => "the model server",
+                };
+                text = text.replace(address.as_str(), name);
+            }
+        }
+        text
+    }
+}
+
 /// `cited/media` under `$XDG_CACHE_HOME`, else `~/.cache`, else the working directory.
 fn default_media_dir(get: &dyn Fn(&str) -> Option<String>) -> PathBuf {
     let cache = get("XDG_CACHE_HOME")
@@ -1828,6 +1880,35 @@ mod access_tests {
             ("CITED_AUTH_PROXY_FROM", "10.0.0.0/33"),
         ]);
         assert_eq!(warnings[0].var, "CITED_AUTH_PROXY_FROM");
+    }
+
+    #[test]
+    fn signed_in_readers_see_no_internal_address() {
+        let vars = [
+            ("CITED_SEARXNG_URL", "http://searx.internal:8080/"),
+            ("CITED_LLM_BASE_URL", "http://user:pw@gpu.internal:8000/v1"),
+            ("CITED_LLM_MODEL", "m"),
+        ];
+        let message = "SearXNG (http://searx.internal:8080/) said 403; model at http://gpu.internal:8000/v1 is down";
+        let (open, _) = load(&vars);
+        assert_eq!(
+            Redactor::of(&open).apply(message, crate::model::Lang::En),
+            message
+        );
+        let mut shared_vars = vars.to_vec();
+        shared_vars.push(("CITED_AUTH", "accounts"));
+        let (shared, _) = load(&shared_vars);
+        assert_eq!(
+            Redactor::of(&shared).apply(message, crate::model::Lang::En),
+            "SearXNG (SearXNG) said 403; model at the model server is down"
+        );
+        assert_eq!(
+            Redactor::of(&shared).apply(
+                "无法连接 http://gpu.internal:8000/v1。",
+                crate::model::Lang::ZhCn
+            ),
+            "无法连接 模型服务。"
+        );
     }
 
     #[test]

@@ -92,6 +92,27 @@ pub async fn run(config: &Config) -> Vec<Finding> {
     findings
 }
 
+/// The placeholder secret key of the SearXNG settings cited ships (`searxng/settings.yml`).
+pub const SECRET_PLACEHOLDER: &str = "change-me-openssl-rand-hex-32";
+
+/// A problem when the SearXNG settings at `path` (cited's compose files use
+/// `searxng/settings.yml`) still hold the shipped placeholder secret key: SearXNG refuses
+/// only its own placeholder, so it would run with a key anyone can read. Nothing when the
+/// file is not there (SearXNG is set up elsewhere).
+pub fn searxng_secret(path: &std::path::Path) -> Option<Finding> {
+    let settings = std::fs::read_to_string(path).ok()?;
+    settings.contains(SECRET_PLACEHOLDER).then(|| Finding {
+        verdict: Verdict::Problem,
+        subject: "SearXNG secret",
+        text: format!(
+            "{} still has the placeholder secret_key \"{SECRET_PLACEHOLDER}\"; anyone who reads cited's repository knows it. \
+             Generate one: sed -i \"s/{SECRET_PLACEHOLDER}/$(openssl rand -hex 32)/\" {}",
+            path.display(),
+            path.display()
+        ),
+    })
+}
+
 /// Part of the finding for a model the server does not list.
 const UNLISTED: &str = "does not offer the model";
 

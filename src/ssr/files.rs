@@ -246,7 +246,7 @@ pub fn document(conversation: &str, id: &str, name: &str, passages: Vec<Passage>
 }
 
 /// Conversations' file indexes, each built once for its set of files: the answers of a
-/// conversation reuse it until a file is added (or the conversation goes), instead of
+/// conversation reuse it until a file is added or removed (or the conversation goes), instead of
 /// reading and indexing every file again for every question.
 pub struct FileIndexes {
     cache: std::sync::Mutex<lru::LruCache<IndexKey, std::sync::Arc<ConversationFiles>>>,

@@ -243,6 +243,7 @@ fn changes_browser(path: &str) -> bool {
             | "/api/share_conversation"
             | "/api/ask"
             | "/api/files"
+            | "/api/files/remove"
             | "/new"
             | "/login"
             | "/logout"

@@ -446,6 +446,7 @@ impl Run<'_> {
             sufficient: judgement.sufficient,
             chain: judgement.chain,
             prune: judgement.prune,
+            missing: judgement.missing,
         });
         self.send_plan().await?;
         Ok(if judgement.sufficient {
@@ -456,15 +457,24 @@ impl Run<'_> {
     }
 
     /// The plan → branches → verify loops. Returns why they stopped, or `None` when a
-    /// model step failed (the answer already carries the error).
+    /// model step failed (the answer already carries the error). A loop that falls short
+    /// (nothing new to ask, every branch failed, no sourced evidence, a chain judged
+    /// insufficient) plans again while loops remain (seed 004); the last one's shortfall is
+    /// why they stopped.
     async fn research(&mut self) -> Result<Option<StopReason>, Halted> {
         let max_loops = self.turn.state().config.research.max_loops;
+        let mut short = StopReason::LoopCap;
         for loop_number in 1..=max_loops {
             if Instant::now() >= self.deadline {
                 return Ok(Some(StopReason::Deadline));
             }
             let planned = match self.plan_loop(loop_number).await? {
                 Step::Go(planned) => planned,
+                Step::Stop(StopReason::NothingToPlan) => {
+                    tracing::info!(loop_number, "research: nothing new planned; planning again");
+                    short = StopReason::NothingToPlan;
+                    continue;
+                }
                 Step::Stop(reason) => return Ok(Some(reason)),
                 Step::Failed => return Ok(None),
             };
@@ -481,7 +491,8 @@ impl Run<'_> {
                     }
                 })
                 .collect();
-            let loop_index = loop_number - 1;
+            // (A round that planned nothing new left no loop behind.)
+            let loop_index = self.plan().loops.len();
             self.plan().loops.push(ResearchLoop {
                 number: u32::try_from(loop_number).unwrap_or(u32::MAX),
                 sub_questions,
@@ -499,42 +510,67 @@ impl Run<'_> {
                 .iter()
                 .all(|s| s.status == BranchStatus::Failed)
             {
-                return Ok(Some(StopReason::AllFailed));
+                tracing::info!(loop_number, "research: every branch failed; planning again");
+                short = StopReason::AllFailed;
+                continue;
             }
             let added = this_loop
                 .sub_questions
                 .iter()
                 .any(|s| s.evidence.as_ref().is_some_and(|e| !e.numbers.is_empty()));
             if !added {
-                return Ok(Some(StopReason::NoNewEvidence));
+                tracing::info!(loop_number, "research: no sourced evidence; planning again");
+                short = StopReason::NoNewEvidence;
+                continue;
             }
             match self.verify(loop_index).await? {
-                Step::Go(()) => {}
+                Step::Go(()) => short = StopReason::LoopCap,
                 Step::Stop(reason) => return Ok(Some(reason)),
                 Step::Failed => return Ok(None),
             }
         }
-        Ok(Some(StopReason::LoopCap))
+        Ok(Some(short))
     }
 
-    /// The 结论 line and the streamed explanation, or an honest "not enough evidence".
+    /// The 结论 line and the streamed explanation. Loops that ended short of a sufficient
+    /// chain give the best-supported guess, with low confidence and what is missing (seed
+    /// 004); only research that found nothing at all declines.
     async fn conclude(&mut self) -> Result<(), Halted> {
         let question = self.turn.input().question.clone();
         let zh = has_han(&question);
-        if !grounded(self.plan()) {
-            let lang = if zh { Lang::ZhCn } else { Lang::En };
-            return self.turn.token(messages::no_evidence(lang)).await;
-        }
-        self.turn.status(Some(Status::Summarising)).await?;
-        let evidence = evidence_lines(self.plan());
         let mut numbers: Vec<u32> = self
             .plan()
             .sub_questions()
             .filter_map(|s| s.evidence.as_ref())
             .flat_map(|e| e.numbers.iter().copied())
             .collect();
+        if !grounded(self.plan()) {
+            // No evidence rests on a source, yet sources were found: the guess rests on them.
+            numbers = self
+                .turn
+                .answer_sources()
+                .iter()
+                .map(|entry| entry.number)
+                .take(GUESS_SOURCES)
+                .collect();
+        }
         numbers.sort_unstable();
         numbers.dedup();
+        if numbers.is_empty() {
+            let lang = if zh { Lang::ZhCn } else { Lang::En };
+            return self.turn.token(messages::no_evidence(lang)).await;
+        }
+        let guess = matches!(
+            self.plan().stop,
+            Some(
+                StopReason::LoopCap
+                    | StopReason::NoNewEvidence
+                    | StopReason::AllFailed
+                    | StopReason::NothingToPlan
+            )
+        );
+        self.turn.status(Some(Status::Summarising)).await?;
+        let evidence = evidence_lines(self.plan());
         let registry = self.turn.registry();
         let sources: Vec<_> = numbers
             .iter()
@@ -548,10 +584,28 @@ impl Run<'_> {
             )
             .await?;
         self.turn.flush_notes().await?;
-        let summary = match summarised {
+        let mut summary = match summarised {
             Ok(summary) => summary,
             Err(error) => return self.turn.model_failed(&error).await,
         };
+        if guess {
+            // The chain was never judged sufficient: a guess, said as one.
+            summary.confidence = Reliability::Low;
+            let missing = self
+                .plan()
+                .loops
+                .iter()
+                .rev()
+                .find_map(|l| l.verdict.as_ref())
+                .map(|verdict| verdict.missing.trim().to_string())
+                .unwrap_or_default();
+            let t = self.turn.texts();
+            let mut text = t.research_best_guess.to_string();
+            if !missing.is_empty() {
+                text.push_str(&t.research_missing.replace("{missing}", &missing));
+            }
+            self.turn.notice(Level::Info, text).await?;
+        }
         self.plan().conclusion = Some(Conclusion {
             answer: summary.answer.clone(),
             confidence: summary.confidence,
@@ -583,6 +637,9 @@ impl Run<'_> {
         }
     }
 }
+
+/// How many of the sources found a guess rests on when no evidence names any.
+const GUESS_SOURCES: usize = 8;
 
 /// What a step of the loop decided.
 enum Step<T> {
@@ -715,6 +772,7 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
         snippet_chars: state.config.snippet_chars,
         lang,
         question,
+        redactor: crate::ssr::config::Redactor::of(&state.config),
     });
     let mut run = Run {
         turn,

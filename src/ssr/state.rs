@@ -162,24 +162,25 @@ impl AppState {
                 notice: None,
             },
             Sources::Auto => {
-                let healthy = self
-                    .search_health
-                    .status(Duration::from_secs(30))
-                    .await
-                    .is_ok();
-                if healthy || self.knowledge.is_empty() {
-                    Picked {
+                let health = self.search_health.status(Duration::from_secs(30)).await;
+                let why = match &health {
+                    Ok(()) => None,
+                    Err(error) => Some(crate::ssr::messages::search_error(lang, error)),
+                };
+                let Some(why) = why.filter(|_| !self.knowledge.is_empty()) else {
+                    return Picked {
                         provider: web,
                         notice: None,
-                    }
-                } else {
-                    Picked {
-                        provider: knowledge,
-                        notice: Some(Notice {
-                            level: Level::Info,
-                            text: lang.texts().knowledge_fallback.to_string(),
-                        }),
-                    }
+                    };
+                };
+                // Said with why, and the fix.
+                let text = lang.texts().knowledge_fallback.replace("{reason}", &why);
+                Picked {
+                    provider: knowledge,
+                    notice: Some(Notice {
+                        level: Level::Info,
+                        text,
+                    }),
                 }
             }
         }

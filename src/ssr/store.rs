@@ -333,6 +333,37 @@ impl Store {
 
     /// The files of one of `owner`'s conversations, oldest first; none for a deleted one.
     /// The ids of a conversation's files, oldest first (what its file index is built of).
+    /// Takes file `id` out of `owner`'s conversation; its name, or `None` when there is
+    /// no such file there.
+    pub async fn remove_file(
+        &self,
+        owner: &str,
+        conversation: &str,
+        id: &str,
+    ) -> Result<Option<String>, StoreError> {
+        self.ready().await?;
+        let found = sqlx::query(
+            "SELECT f.name FROM files f JOIN conversations c ON c.id = f.conversation_id \
+             WHERE f.id = $1 AND f.conversation_id = $2 AND c.owner = $3 AND c.deleted_at IS NULL",
+        )
+        .bind(id)
+        .bind(conversation)
+        .bind(owner)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = found else {
+            return Ok(None);
+        };
+        let name: String = row.try_get("name")?;
+        let removed = sqlx::query("DELETE FROM files WHERE id = $1 AND conversation_id = $2")
+            .bind(id)
+            .bind(conversation)
+            .execute(&self.pool)
+            .await?
+            .rows_affected();
+        Ok((removed > 0).then_some(name))
+    }
+
     pub async fn file_ids(
         &self,
         owner: &str,
@@ -664,6 +695,22 @@ impl Store {
             }
         };
         rows.iter().map(summary).collect()
+    }
+
+    /// The title of one of `owner`'s conversations, if it has it.
+    pub async fn title(&self, owner: &str, id: &str) -> Result<Option<String>, StoreError> {
+        self.ready().await?;
+        let row = sqlx::query(
+            "SELECT title FROM conversations WHERE id = $1 AND owner = $2 AND deleted_at IS NULL",
+        )
+        .bind(id)
+        .bind(owner)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(match row {
+            Some(row) => Some(row.try_get("title")?),
+            None => None,
+        })
     }
 
     /// One of `owner`'s conversations with its exchanges and registry.

@@ -87,6 +87,10 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/api/files/list", axum::routing::post(files_routes::list))
         .route(
+            "/api/files/remove",
+            axum::routing::post(files_routes::remove),
+        )
+        .route(
             "/knowledge/{*path}",
             get(crate::ssr::web::knowledge_page::show),
         )

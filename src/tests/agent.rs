@@ -388,7 +388,15 @@ async fn the_no_tools_fallback_keeps_every_notice_and_starts_once() {
     let (exchange, events) = agent(&state, &session, "SearXNG JSON output").await;
     let t = Lang::ZhCn.texts();
     let texts: Vec<&str> = exchange.notices.iter().map(|n| n.text.as_str()).collect();
-    assert_eq!(texts, vec![t.knowledge_fallback, t.no_tools], "{texts:?}");
+    // The switch says why (nothing listens at the configured address) and the fix.
+    let (said, why) = t.knowledge_fallback.split_once("{reason}").unwrap();
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert!(
+        texts[0].starts_with(said) && texts[0].len() > said.len() + why.len(),
+        "{texts:?}"
+    );
+    assert!(texts[0].contains("CITED_SEARXNG_URL"), "{texts:?}");
+    assert_eq!(texts[1], t.no_tools, "{texts:?}");
     let started = events
         .iter()
         .filter(|e| matches!(e, AnswerEvent::Started { .. }))
@@ -491,4 +499,52 @@ async fn the_search_cap_answers_the_model_instead_of_failing() {
         "{content}"
     );
     assert_eq!(exchange.answer, "3 outputs");
+}
+
+/// SearXNG refusing JSON output on every search.
+struct JsonOff;
+
+#[async_trait]
+impl SearchProvider for JsonOff {
+    async fn search(&self, _: &str, _: &SearchOptions) -> Result<SearchResults, SearchError> {
+        Err(SearchError::JsonDisabled {
+            url: "http://127.0.0.1:8888/".into(),
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_failed_agent_search_is_told_under_the_answer_once() {
+    let (mut state, session) = harness(
+        script(&[&["first"], &["second", "third"]], |_| {
+            "Tokio is a runtime.".into()
+        }),
+        &[("CITED_SOURCES", "web")],
+    );
+    state.search = Arc::new(JsonOff);
+    let (exchange, events) = agent(&state, &session, "q").await;
+    let expected = crate::ssr::messages::search_error(
+        Lang::ZhCn,
+        &SearchError::JsonDisabled {
+            url: "http://127.0.0.1:8888/".into(),
+        },
+    );
+    // Three searches failed alike: one warning beside the answer, each in the steps.
+    let warnings: Vec<&str> = exchange
+        .notices
+        .iter()
+        .filter(|n| n.level == crate::model::Level::Warning)
+        .map(|n| n.text.as_str())
+        .collect();
+    assert_eq!(warnings, vec![expected.as_str()], "{:?}", exchange.notices);
+    let failed_steps = exchange
+        .steps
+        .iter()
+        .filter(|s| matches!(s, Step::Search { error: Some(_), .. }))
+        .count();
+    assert_eq!(failed_steps, 3);
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, AnswerEvent::Notice { notice } if notice.text == expected)));
+    assert_eq!(exchange.answer, "Tokio is a runtime.");
 }

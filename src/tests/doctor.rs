@@ -173,3 +173,23 @@ async fn no_model_is_a_note_not_a_failure() {
         vec![("SearXNG", Verdict::Ok), ("model", Verdict::Note)]
     );
 }
+
+#[test]
+fn the_shipped_searxng_secret_is_refused_and_a_real_one_passes() {
+    // The project's own settings ship the placeholder.
+    let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("searxng/settings.yml");
+    let finding = doctor::searxng_secret(&shipped).expect("the shipped placeholder is found");
+    assert_eq!(finding.verdict, Verdict::Problem);
+    assert!(finding.text.contains("openssl rand -hex 32"), "{finding}");
+    // After the sed the finding is gone; without the file there is nothing to say.
+    let dir = std::env::temp_dir().join(format!("cited-doctor-secret-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let settings = dir.join("settings.yml");
+    let fixed = std::fs::read_to_string(&shipped)
+        .unwrap()
+        .replace(doctor::SECRET_PLACEHOLDER, &"ab".repeat(32));
+    std::fs::write(&settings, fixed).unwrap();
+    assert_eq!(doctor::searxng_secret(&settings), None);
+    assert_eq!(doctor::searxng_secret(&dir.join("missing.yml")), None);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

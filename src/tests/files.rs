@@ -209,6 +209,72 @@ async fn an_uploaded_file_is_searched_cited_by_page_and_kept_to_its_owner() {
         2,
         "built again with the new file"
     );
+    // A file can be taken out again: listed with its id, removed by it, searched no more.
+    let listed: serde_json::Value = me
+        .post(server.url("/api/files/list"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["files"], serde_json::json!(["notes.pdf", "more.md"]));
+    let more = listed["items"][1]["id"].as_str().unwrap().to_string();
+    assert_eq!(listed["items"][1]["name"], "more.md");
+    let stranger = browser();
+    let refused = stranger
+        .post(server.url("/api/files/remove"))
+        .query(&[("id", more.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        refused.status(),
+        404,
+        "only the conversation's owner removes"
+    );
+    let removed = me
+        .post(server.url("/api/files/remove"))
+        .query(&[("id", more.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(removed.status(), 200);
+    let removed: serde_json::Value = removed.json().await.unwrap();
+    assert_eq!(removed["files"], serde_json::json!(["notes.pdf"]));
+    assert!(
+        removed["message"].as_str().unwrap().contains("more.md"),
+        "{removed}"
+    );
+    let again = me
+        .post(server.url("/api/files/remove"))
+        .query(&[("id", more.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 404);
+    let events = super::chat::post_ask(&me, &server, "When does the keeper sleep by day?")
+        .await
+        .unwrap();
+    let titles: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            AnswerEvent::Sources { sources } => Some(sources.clone()),
+            _ => None,
+        })
+        .flatten()
+        .map(|s| s.title.clone())
+        .collect();
+    assert!(
+        titles.iter().all(|title| !title.starts_with("more.md")),
+        "a removed file is not searched: {titles:?}"
+    );
+    // The index of the one file left is still kept (keyed by the files' ids).
+    assert_eq!(
+        server.state.file_indexes.built(),
+        2,
+        "reused, never built with it"
+    );
     assert_eq!(cited.domain, "notes.pdf");
     assert!(cited.snippet.contains("lighthouse keeper"));
     assert!(

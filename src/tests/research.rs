@@ -581,6 +581,194 @@ async fn the_loop_cap_ends_an_insufficient_research() {
     assert_eq!(script.of(Step::Plan).len(), 3);
     assert_eq!(script.of(Step::Verify).len(), 3);
     assert!(exchange.answer.contains("(confidence: low)"));
+    // A guess, said as one (the verifier named nothing missing).
+    let t = Lang::En.texts();
+    let said: Vec<&str> = exchange.notices.iter().map(|n| n.text.as_str()).collect();
+    assert!(said.contains(&t.research_best_guess), "{said:?}");
+}
+
+#[tokio::test]
+async fn exhausted_loops_give_a_low_confidence_guess_and_say_what_is_missing() {
+    let script = Arc::new(Script::new(|step, _request, n| {
+        let value = match step {
+            Step::Plan => {
+                json!({ "sub_questions": [sub_question(&format!("Round {n}: what is five r{n}?"), &format!("five r{n}"))] })
+            }
+            Step::Reflect => json!({ "relevant": [1] }),
+            Step::Evidence => {
+                json!({ "statement": format!("Alpha hint {n}."), "reliability": "medium", "sources": [1] })
+            }
+            Step::Verify => json!({
+                "sufficient": false,
+                "chain": "alpha [1] → gap",
+                "missing": "the year Alpha Corp was founded"
+            }),
+            // The summary is sure of itself; the loops were not.
+            Step::Summary => json!({ "answer": "1901", "confidence": "high", "reasoning": "[1]" }),
+            Step::Format => return "Probably 1901 [1].".to_string(),
+        };
+        value.to_string()
+    }));
+    let (state, session) = harness(script.clone(), &[("CITED_RESEARCH_MAX_LOOPS", "2")]);
+    let (exchange, _) = run_research(
+        &state,
+        &session,
+        "When was Alpha Corp founded?",
+        CancellationToken::new(),
+    )
+    .await;
+    let plan = exchange.research.unwrap();
+    assert_eq!(plan.loops.len(), 2);
+    assert_eq!(plan.stop, Some(StopReason::LoopCap));
+    let conclusion = plan.conclusion.unwrap();
+    assert_eq!(
+        (conclusion.answer.as_str(), conclusion.confidence),
+        ("1901", Reliability::Low),
+        "a guess is never high"
+    );
+    assert!(
+        exchange
+            .answer
+            .starts_with("**Conclusion**: 1901 (confidence: low)"),
+        "{}",
+        exchange.answer
+    );
+    let t = Lang::En.texts();
+    let expected = format!(
+        "{}{}",
+        t.research_best_guess,
+        t.research_missing
+            .replace("{missing}", "the year Alpha Corp was founded")
+    );
+    assert!(
+        exchange.notices.iter().any(|n| n.text == expected),
+        "{:?}",
+        exchange.notices
+    );
+    assert_eq!(exchange.cited, vec![1]);
+}
+
+#[tokio::test]
+async fn a_round_that_falls_short_plans_again_for_its_gaps() {
+    let script = Arc::new(Script::new(|step, request, n| {
+        let input = input_of(request);
+        let value = match step {
+            // Round 1 finds nothing; round 2 finds pages but no sourced evidence; round 3
+            // settles it.
+            Step::Plan if n == 0 => {
+                json!({ "sub_questions": [sub_question("What is zzz one?", "zzz one")] })
+            }
+            Step::Plan if n == 1 => {
+                json!({ "sub_questions": [sub_question("What is three beta?", "three beta")] })
+            }
+            Step::Plan => {
+                json!({ "sub_questions": [sub_question("What is five alpha?", "five alpha")] })
+            }
+            Step::Reflect => json!({ "relevant": [1] }),
+            Step::Evidence if input.contains("three beta") => {
+                json!({ "statement": "Nothing definite.", "reliability": "low", "sources": [] })
+            }
+            Step::Evidence => {
+                json!({ "statement": "Alpha Corp was founded in 1901.", "reliability": "high", "sources": [1] })
+            }
+            Step::Verify => json!({ "sufficient": true, "chain": "alpha [1]" }),
+            Step::Summary => json!({ "answer": "1901", "confidence": "high", "reasoning": "[1]" }),
+            Step::Format => return "Founded in 1901 [1].".to_string(),
+        };
+        value.to_string()
+    }));
+    let (state, session) = harness(script.clone(), &[("CITED_RESEARCH_MAX_LOOPS", "4")]);
+    let (exchange, _) = run_research(
+        &state,
+        &session,
+        "When was Alpha Corp founded?",
+        CancellationToken::new(),
+    )
+    .await;
+    let plan = exchange.research.unwrap();
+    let rounds: Vec<(BranchStatus, usize)> = plan
+        .loops
+        .iter()
+        .map(|l| {
+            let sub = &l.sub_questions[0];
+            (
+                sub.status,
+                sub.evidence.as_ref().map_or(0, |e| e.numbers.len()),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rounds,
+        vec![
+            (BranchStatus::Failed, 0),
+            (BranchStatus::Done, 0),
+            (BranchStatus::Done, 1)
+        ]
+    );
+    assert_eq!(script.of(Step::Plan).len(), 3, "planned again twice");
+    assert_eq!(
+        script.of(Step::Verify).len(),
+        1,
+        "only a sourced round is judged"
+    );
+    assert_eq!(plan.stop, Some(StopReason::Sufficient));
+    let conclusion = plan.conclusion.unwrap();
+    assert_eq!(conclusion.confidence, Reliability::High);
+    assert!(exchange
+        .notices
+        .iter()
+        .all(|n| n.text != Lang::En.texts().research_best_guess));
+}
+
+#[tokio::test]
+async fn a_reply_that_echoes_the_prompt_examples_is_asked_again() {
+    let script = Arc::new(Script::new(|step, request, n| {
+        let retried = request.messages.len() > 2;
+        let value = match step {
+            Step::Plan if n == 0 => {
+                json!({ "sub_questions": [sub_question("self-contained sub-question", "search query")] })
+            }
+            Step::Plan if retried => {
+                json!({ "sub_questions": [sub_question("What is five alpha?", "five alpha")] })
+            }
+            Step::Plan => json!({ "sub_questions": [] }),
+            Step::Reflect => json!({ "relevant": [1] }),
+            Step::Evidence => {
+                json!({ "statement": "Alpha Corp was founded in 1901.", "reliability": "high", "sources": [1] })
+            }
+            Step::Verify => json!({ "sufficient": true, "chain": "alpha [1]" }),
+            Step::Summary if !retried => {
+                json!({ "answer": "exact answer", "confidence": "medium", "reasoning": "derivation [3]" })
+            }
+            Step::Summary => json!({ "answer": "1901", "confidence": "high", "reasoning": "[1]" }),
+            Step::Format => return "Founded in 1901 [1].".to_string(),
+        };
+        value.to_string()
+    }));
+    let (state, session) = harness(script.clone(), &[]);
+    let (exchange, _) = run_research(
+        &state,
+        &session,
+        "When was Alpha Corp founded?",
+        CancellationToken::new(),
+    )
+    .await;
+    let plan = exchange.research.unwrap();
+    assert_eq!(plan.loops[0].sub_questions[0].query, "five alpha");
+    let summaries = script.of(Step::Summary);
+    assert_eq!(summaries.len(), 2, "asked once more");
+    assert!(
+        matches!(summaries[1].messages.last(), Some(Message::User(text))
+            if text.contains("answer is \"exact answer\", the example from the instructions")),
+        "{:?}",
+        summaries[1].messages.last()
+    );
+    assert_eq!(plan.conclusion.unwrap().answer, "1901");
+    assert!(
+        exchange.answer.starts_with("**Conclusion**: 1901"),
+        "{}",
+        exchange.answer
+    );
 }
 
 #[tokio::test]
@@ -598,7 +786,11 @@ async fn no_evidence_is_said_plainly_without_asking_the_model_to_guess() {
         .sub_questions
         .iter()
         .all(|s| s.status == BranchStatus::Failed));
-    assert_eq!(plan.stop, Some(StopReason::AllFailed));
+    // Planned again while loops remained, with nothing new to ask.
+    let loops = state.config.research.max_loops;
+    assert_eq!(script.of(Step::Plan).len(), loops);
+    assert_eq!(plan.loops.len(), 1);
+    assert_eq!(plan.stop, Some(StopReason::NothingToPlan));
     assert_eq!(exchange.answer, crate::ssr::messages::no_evidence(Lang::En));
     assert!(script.of(Step::Summary).is_empty());
     assert!(script.of(Step::Format).is_empty());

@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::citation::Registry;
-use crate::model::{Exchange, ExchangeState, Lang, Mode, Settings, Source};
+use crate::model::{AnswerEvent, Exchange, ExchangeState, Lang, Mode, Settings, Source};
 use crate::ssr::pipeline::TurnInput;
 use crate::ssr::session::{Session, SessionId};
 use crate::ssr::state::AppState;
@@ -339,8 +339,24 @@ async fn unfinished_answers_become_interrupted_and_browsers_are_remembered() {
 
 /// Runs one answer in `mode` on `session`, to the end.
 async fn answer(state: &AppState, session: &Arc<Session>, question: &str, mode: Mode) -> Exchange {
+    answer_events(state, session, question, mode).await.0
+}
+
+/// Runs one answer in `mode` on `session`, to the end, with the events it sent.
+async fn answer_events(
+    state: &AppState,
+    session: &Arc<Session>,
+    question: &str,
+    mode: Mode,
+) -> (Exchange, Vec<AnswerEvent>) {
     let (sender, mut receiver) = mpsc::channel(1024);
-    let drain = tokio::spawn(async move { while receiver.recv().await.is_some() {} });
+    let drain = tokio::spawn(async move {
+        let mut events = Vec::new();
+        while let Some(event) = receiver.recv().await {
+            events.push(event);
+        }
+        events
+    });
     let input = TurnInput {
         id: 1,
         question: question.into(),
@@ -360,8 +376,7 @@ async fn answer(state: &AppState, session: &Arc<Session>, question: &str, mode: 
         sender,
     )
     .await;
-    drain.await.unwrap();
-    exchange
+    (exchange, drain.await.unwrap())
 }
 
 fn state_on(url: &str, model: Arc<dyn crate::ssr::llm::ChatModel>) -> AppState {
@@ -781,7 +796,7 @@ impl crate::ssr::llm::ChatModel for Titler {
 }
 
 #[tokio::test]
-async fn the_model_names_a_new_conversation_and_the_question_stands_until_then() {
+async fn the_model_names_a_new_conversation_and_the_page_hears_of_it() {
     let config = super::pipeline_config(
         "http://127.0.0.1:9",
         &[
@@ -792,27 +807,58 @@ async fn the_model_names_a_new_conversation_and_the_question_stands_until_then()
     let mut state = AppState::new(config);
     state.llm = Arc::new(Titler);
     let session = state.sessions.create(Instant::now());
-    answer(&state, &session, "Tokio 是什么？", Mode::Chat).await;
     let owner = session.id.to_string();
-    let mut titles = Vec::new();
-    for _ in 0..100 {
-        titles = state
-            .store
-            .list(&owner, 10)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|c| c.title)
-            .collect::<Vec<_>>();
-        if titles == ["Tokio 入门"] {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(titles, vec!["Tokio 入门"]);
-    // Only the first answer names the conversation.
-    answer(&state, &session, "第二个问题", Mode::Chat).await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (_, events) = answer_events(&state, &session, "Tokio 是什么？", Mode::Chat).await;
+    // The history hears of the new conversation under the question as soon as it is kept…
+    let (id, title) = events
+        .iter()
+        .find_map(|e| match e {
+            AnswerEvent::Conversation { id, title, .. } => Some((id.clone(), title.clone())),
+            _ => None,
+        })
+        .expect("the answer names its conversation");
+    assert_eq!(title, "Tokio 是什么？");
+    let position = |wanted: fn(&AnswerEvent) -> bool| events.iter().position(wanted);
+    assert!(
+        position(|e| matches!(e, AnswerEvent::Conversation { .. }))
+            < position(|e| matches!(e, AnswerEvent::Token { .. } | AnswerEvent::Rendered { .. })),
+        "before the answer's words: {events:?}"
+    );
+    // …and of the model's title after the answer, saved by then.
+    let titled: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            AnswerEvent::Titled { id, title } => Some((id.clone(), title.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(titled, vec![(id.clone(), "Tokio 入门".to_string())]);
+    assert!(
+        position(|e| matches!(e, AnswerEvent::Done { .. }))
+            < position(|e| matches!(e, AnswerEvent::Titled { .. }))
+    );
+    let listed = state.store.list(&owner, 10).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (&listed[0].id, listed[0].title.as_str()),
+        (&id, "Tokio 入门")
+    );
+    // A continued conversation moves up under its own title; only the first answer names
+    // it (the second answer's stream ends after any naming would have been told).
+    let (_, events) = answer_events(&state, &session, "第二个问题", Mode::Chat).await;
+    let told: Vec<&AnswerEvent> = events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                AnswerEvent::Conversation { .. } | AnswerEvent::Titled { .. }
+            )
+        })
+        .collect();
+    assert!(
+        matches!(told.as_slice(), [AnswerEvent::Conversation { id: same, title, .. }] if *same == id && title == "Tokio 入门"),
+        "{told:?}"
+    );
     let titles: Vec<String> = state
         .store
         .list(&owner, 10)

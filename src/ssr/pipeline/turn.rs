@@ -153,16 +153,18 @@ impl Turn {
         let owner = self.session.owner();
         let browser = self.session.id.to_string();
         let store = Arc::clone(&self.state.store);
+        let mut title = None;
         let conversation = match self.session.conversation_id() {
             Some(id) => Ok(id),
             None => {
                 let id = SessionId::random().to_string();
-                let title = crate::ssr::store::title_from(&self.input.question);
+                let asked = crate::ssr::store::title_from(&self.input.question);
                 match store
-                    .create_conversation(&owner, &id, &title, self.input.mode)
+                    .create_conversation(&owner, &id, &asked, self.input.mode)
                     .await
                 {
                     Ok(()) => {
+                        title = Some(asked.clone());
                         // The browser is in it now, unless a `/reset` or another
                         // conversation came meanwhile (this answer still goes into it).
                         if self.session.start_conversation(self.generation, id.clone()) {
@@ -193,6 +195,20 @@ impl Turn {
         match saved {
             Ok(stored) => {
                 self._alive = Some(self.state.shared.answering(&stored.0, stored.1));
+                // The history shows the conversation at its top from now on (a continued one
+                // under its own title).
+                let title = match title {
+                    Some(title) => Some(title),
+                    None => store.title(&owner, &stored.0).await.ok().flatten(),
+                };
+                if let Some(title) = title {
+                    self.send_anyway(AnswerEvent::Conversation {
+                        id: stored.0.clone(),
+                        title,
+                        at: crate::ssr::store::now_millis(),
+                    })
+                    .await;
+                }
                 self.stored = Some(stored);
                 self.browser_changed().await;
             }
@@ -358,14 +374,33 @@ impl Turn {
         self.send(AnswerEvent::Status { status }).await
     }
 
+    /// Text for the people reading the answer: no internal addresses when they sign in.
+    pub fn for_readers(&self, text: &str) -> String {
+        crate::ssr::config::Redactor::of(&self.state.config).apply(text, self.lang())
+    }
+
     /// A notice beside the answer, kept with it.
     pub async fn notice(&mut self, level: Level, text: impl Into<String>) -> Result<(), Halted> {
         let notice = Notice {
             level,
-            text: text.into(),
+            text: self.for_readers(&text.into()),
         };
         self.exchange.notices.push(notice.clone());
         self.send(AnswerEvent::Notice { notice }).await
+    }
+
+    /// A notice beside the answer unless the same one is there already (an Agent's
+    /// searches failing alike).
+    pub async fn notice_once(&mut self, level: Level, text: String) -> Result<(), Halted> {
+        let known = self
+            .exchange
+            .notices
+            .iter()
+            .any(|notice| notice.level == level && notice.text == text);
+        if known {
+            return Ok(());
+        }
+        self.notice(level, text).await
     }
 
     /// A step of the trace, kept with the answer.
@@ -463,6 +498,7 @@ impl Turn {
 
     /// The answer failed: an error notice and the `Failed` event.
     pub async fn fail(&mut self, message: String) -> Result<(), Halted> {
+        let message = self.for_readers(&message);
         self.exchange.notices.push(Notice {
             level: Level::Error,
             text: message.clone(),
@@ -479,7 +515,7 @@ impl Turn {
     /// The search failed: a warning notice and the status line say why and what to fix.
     pub async fn search_failed(&mut self, error: &SearchError) -> Result<(), Halted> {
         tracing::warn!(%error, "search failed");
-        let message = messages::search_error(self.lang(), error);
+        let message = self.for_readers(&messages::search_error(self.lang(), error));
         self.notice(Level::Warning, message.clone()).await?;
         self.status(Some(Status::SearchFailed { message })).await
     }

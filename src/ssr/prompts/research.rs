@@ -203,14 +203,14 @@ pub fn verify_system(zh: bool) -> String {
     if zh {
         "你评估研究的推理链是否完整（思维图）：把证据连成一条从锚点通向答案的推理链。\n\
          判断标准是逻辑，而不是百分比：能从证据合乎逻辑地推出问题的确切答案，就是充分；几条高质量证据可能就够了。\n\
-         不充分时，说明推理链断在哪里（chain 里写清缺口），并列出应当放弃的无效方向（prune），例如反复搜索都没有结果的方向。\n\
-         只输出一个 JSON 对象：{\"sufficient\": false, \"chain\": \"锚点 → 证据 [3] → … → 缺口\", \"prune\": [\"无效方向\"]}"
+         不充分时，说明推理链断在哪里（chain 里写清缺口），用一句话写出还缺什么证据（missing），并列出应当放弃的无效方向（prune），例如反复搜索都没有结果的方向。\n\
+         只输出一个 JSON 对象：{\"sufficient\": false, \"chain\": \"锚点 → 证据 [3] → … → 缺口\", \"missing\": \"还缺的证据\", \"prune\": [\"无效方向\"]}"
             .to_string()
     } else {
         "You judge whether the research's reasoning chain is complete (graph of thought): link the evidence into a chain from the anchors to the answer.\n\
          The test is logic, not a percentage: if the exact answer follows logically from the evidence, it is sufficient; a few strong pieces may be enough.\n\
-         When it is not sufficient, say where the chain breaks (write the gaps in chain) and list the directions to abandon (prune), such as directions that kept finding nothing.\n\
-         Output one JSON object: {\"sufficient\": false, \"chain\": \"anchor → evidence [3] → … → gap\", \"prune\": [\"dead-end direction\"]}"
+         When it is not sufficient, say where the chain breaks (write the gaps in chain), say in one sentence what evidence is still missing (missing), and list the directions to abandon (prune), such as directions that kept finding nothing.\n\
+         Output one JSON object: {\"sufficient\": false, \"chain\": \"anchor → evidence [3] → … → gap\", \"missing\": \"the evidence still missing\", \"prune\": [\"dead-end direction\"]}"
             .to_string()
     }
 }
@@ -274,6 +274,38 @@ pub fn format_user(
     } else {
         format!("Question: {question}\nConclusion: {conclusion}\nDerivation: {reasoning}\n\nEvidence:\n{lines}\n\nSources:\n{sources}")
     }
+}
+
+/// The example values the prompts above show in their JSON shapes. A reply that gives one
+/// back as its content echoed the example instead of answering; it is read as unreadable.
+pub const PLACEHOLDERS: &[&str] = &[
+    "自包含的子问题",
+    "搜索查询",
+    "self-contained sub-question",
+    "search query",
+    "证据陈述",
+    "evidence statement",
+    "锚点 → 证据 [3] → … → 缺口",
+    "anchor → evidence [3] → … → gap",
+    "还缺的证据",
+    "the evidence still missing",
+    "确切答案",
+    "exact answer",
+    "推导过程 [3]",
+    "derivation [3]",
+];
+
+/// Whether `value` is one of the prompts' example values (case, spaces and final
+/// punctuation aside).
+pub fn is_placeholder(value: &str) -> bool {
+    let normal = |text: &str| {
+        text.trim()
+            .trim_end_matches(['.', '。', '!', '！'])
+            .trim()
+            .to_lowercase()
+    };
+    let value = normal(value);
+    !value.is_empty() && PLACEHOLDERS.iter().any(|p| normal(p) == value)
 }
 
 /// Sent once when a reply could not be read, with the reason.
@@ -374,7 +406,7 @@ pub mod schemas {
         Schema {
             name: "chain_verdict",
             schema: object(
-                json!({ "sufficient": { "type": "boolean" }, "chain": text(800), "prune": texts(4, 200) }),
+                json!({ "sufficient": { "type": "boolean" }, "chain": text(800), "missing": text(300), "prune": texts(4, 200) }),
             ),
         }
     }
@@ -386,5 +418,35 @@ pub mod schemas {
                 json!({ "answer": text(300), "confidence": level(), "reasoning": text(1200) }),
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_placeholder_is_an_example_the_prompts_show() {
+        let prompts: String = [true, false]
+            .into_iter()
+            .flat_map(|zh| {
+                [
+                    plan_system(zh),
+                    evidence_system(zh),
+                    verify_system(zh),
+                    summary_system(zh),
+                ]
+            })
+            .collect();
+        for placeholder in PLACEHOLDERS {
+            assert!(
+                prompts.contains(&format!("\"{placeholder}\"")),
+                "{placeholder} is not an example value of any prompt"
+            );
+        }
+        assert!(is_placeholder(" Exact answer. "));
+        assert!(is_placeholder("确切答案。"));
+        assert!(!is_placeholder("Tokio"));
+        assert!(!is_placeholder(""));
     }
 }

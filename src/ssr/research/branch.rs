@@ -29,6 +29,8 @@ pub struct Env {
     pub lang: Lang,
     /// The original question.
     pub question: String,
+    /// Takes internal addresses out of a branch's error when people sign in.
+    pub redactor: crate::ssr::config::Redactor,
 }
 
 /// A search the branch made, to be registered as one round.
@@ -99,7 +101,10 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
         }
         Ok(results) => results.sources,
         Err(error) => {
-            outcome.error = Some(crate::ssr::messages::search_error(env.lang, &error));
+            outcome.error = Some(env.redactor.apply(
+                &crate::ssr::messages::search_error(env.lang, &error),
+                env.lang,
+            ));
             return outcome;
         }
     };
@@ -123,7 +128,10 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
     {
         Ok(reflection) => reflection,
         Err(error) => {
-            outcome.error = Some(crate::ssr::messages::llm_error(env.lang, &error));
+            outcome.error = Some(
+                env.redactor
+                    .apply(&crate::ssr::messages::llm_error(env.lang, &error), env.lang),
+            );
             return outcome;
         }
     };
@@ -255,7 +263,10 @@ pub async fn run(env: &Env, planned: &Planned) -> Outcome {
                 outcome.evidence = Some(draft);
             }
         }
-        Err(error) => outcome.error = Some(crate::ssr::messages::llm_error(env.lang, &error)),
+        Err(error) => {
+            let message = crate::ssr::messages::llm_error(env.lang, &error);
+            outcome.error = Some(env.redactor.apply(&message, env.lang));
+        }
     }
     outcome
 }

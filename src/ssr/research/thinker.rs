@@ -78,6 +78,8 @@ pub enum ReadError {
     Empty(&'static str),
     #[error("sufficient must be true or false")]
     NotYesNo,
+    #[error("{field} is \"{value}\", the example from the instructions; write the real {field}")]
+    Placeholder { field: &'static str, value: String },
     #[error("the query \"{query}\" contains \"{word}\", a reference the search engine cannot resolve; name the entity instead")]
     Reference { query: String, word: &'static str },
 }
@@ -148,6 +150,8 @@ pub struct Draft {
 pub struct Judgement {
     pub sufficient: bool,
     pub chain: String,
+    /// What evidence is still missing, when not sufficient.
+    pub missing: String,
     pub prune: Vec<String>,
 }
 
@@ -507,6 +511,7 @@ impl Thinker for OfflineThinker {
         Ok(Judgement {
             sufficient: !evidence.is_empty(),
             chain: evidence.join(" → "),
+            missing: String::new(),
             prune: Vec::new(),
         })
     }
@@ -755,6 +760,8 @@ pub fn read_plan(value: &Value) -> Result<Vec<Planned>, ReadError> {
         if let Some(word) = reference_in(&query) {
             return Err(ReadError::Reference { query, word });
         }
+        not_placeholder("question", &question)?;
+        not_placeholder("query", &query)?;
         let zh = match language.as_str() {
             l if l.starts_with("zh") || l.contains('中') => true,
             l if l.starts_with("en") || l.contains('英') => false,
@@ -814,14 +821,27 @@ pub fn read_reflection(value: &Value) -> Result<Reflection, ReadError> {
     })
 }
 
-/// A text field that must not be empty; `what` names it in the error.
+/// A text field that must not be empty, nor the prompt's example; `what` names it in the
+/// error.
 fn required(value: &Value, names: &[&str], what: &'static str) -> Result<String, ReadError> {
     let found = text(field(value, names));
     if found.is_empty() {
-        Err(ReadError::Empty(what))
-    } else {
-        Ok(found)
+        return Err(ReadError::Empty(what));
     }
+    not_placeholder(what, &found)?;
+    Ok(found)
+}
+
+/// Refuses a field that echoes the prompt's example value (`"exact answer"`), so the step
+/// is asked again like an unreadable one.
+fn not_placeholder(field: &'static str, value: &str) -> Result<(), ReadError> {
+    if crate::ssr::prompts::research::is_placeholder(value) {
+        return Err(ReadError::Placeholder {
+            field,
+            value: value.trim().to_string(),
+        });
+    }
+    Ok(())
 }
 
 /// A reliability field; low when missing or unreadable.
@@ -850,9 +870,14 @@ pub fn read_judgement(value: &Value) -> Result<Judgement, ReadError> {
         &["sufficient", "is_sufficient", "充分性", "充分"],
     ))
     .ok_or(ReadError::NotYesNo)?;
+    let chain = text(field(value, &["chain", "reasoning_chain", "推理链"]));
+    not_placeholder("chain", &chain)?;
+    let missing = text(field(value, &["missing", "gaps", "gap", "缺口", "尚缺"]));
+    not_placeholder("missing", &missing)?;
     Ok(Judgement {
         sufficient,
-        chain: text(field(value, &["chain", "reasoning_chain", "推理链"])),
+        chain,
+        missing,
         prune: texts(field(value, &["prune", "pruned", "剪枝"])),
     })
 }
@@ -865,7 +890,11 @@ pub fn read_summary(value: &Value) -> Result<Summary, ReadError> {
             "answer",
         )?,
         confidence: reliability_or_low(value, &["confidence", "置信度"]),
-        reasoning: text(field(value, &["reasoning", "explanation", "推导"])),
+        reasoning: {
+            let reasoning = text(field(value, &["reasoning", "explanation", "推导"]));
+            not_placeholder("reasoning", &reasoning)?;
+            reasoning
+        },
     })
 }
 

@@ -1,6 +1,9 @@
 //! `POST /api/files?name=<file name>` (the body is the file): attaches a file to the
 //! browser's conversation, starting one when there is none; `POST /api/files/list`: the
-//! conversation's files. Answers JSON: `{"name","message","files"}`, or `{"error"}` with
+//! conversation's files; `POST /api/files/remove?id=<file id>`: takes one out of the
+//! conversation (its answers are kept; the next ones no longer search it). Answers JSON:
+//! `{"name","message","files","items"}` (`files`: the names, `items`: `{"id","name"}`
+//! each, oldest first), or `{"error"}` with
 //! 400 (type, no text, too many), 413 (size), 429 (files added faster than questions may
 //! be asked), 507 (the owner's storage quota, which counts files, is full) or 401 (no
 //! session when people sign in).
@@ -30,29 +33,78 @@ fn refused(status: StatusCode, message: String) -> Response {
     (status, Json(json!({ "error": message }))).into_response()
 }
 
-/// The names of the conversation's files, oldest first.
-async fn names(state: &AppState, session: &Session) -> Vec<String> {
-    let Some(conversation) = session.conversation_id() else {
-        return Vec::new();
+/// The conversation's files, oldest first: `files` (their names) and `items` (id and
+/// name each).
+async fn listing(state: &AppState, session: &Session) -> serde_json::Value {
+    let files = match session.conversation_id() {
+        None => Vec::new(),
+        Some(conversation) => match state.store.files(&session.owner(), &conversation).await {
+            Ok(files) => files,
+            Err(error) => {
+                tracing::warn!(%error, "cannot list the conversation's files");
+                Vec::new()
+            }
+        },
     };
-    match state.store.files(&session.owner(), &conversation).await {
-        Ok(files) => files.into_iter().map(|file| file.name).collect(),
-        Err(error) => {
-            tracing::warn!(%error, "cannot list the conversation's files");
-            Vec::new()
-        }
-    }
+    let names: Vec<&str> = files.iter().map(|file| file.name.as_str()).collect();
+    let items: Vec<serde_json::Value> = files
+        .iter()
+        .map(|file| json!({ "id": file.id, "name": file.name }))
+        .collect();
+    json!({ "files": names, "items": items })
 }
 
 pub async fn list(
     State(state): State<AppState>,
     session: Option<Extension<CurrentSession>>,
 ) -> Response {
-    let files = match session {
-        Some(Extension(CurrentSession(session))) => names(&state, &session).await,
-        None => Vec::new(),
+    let listed = match session {
+        Some(Extension(CurrentSession(session))) => listing(&state, &session).await,
+        None => json!({ "files": [], "items": [] }),
     };
-    Json(json!({ "files": files })).into_response()
+    Json(listed).into_response()
+}
+
+#[derive(serde::Deserialize)]
+pub struct Removal {
+    #[serde(default)]
+    id: String,
+}
+
+/// Takes a file out of the browser's conversation.
+pub async fn remove(
+    State(state): State<AppState>,
+    session: Option<Extension<CurrentSession>>,
+    headers: axum::http::HeaderMap,
+    Query(removal): Query<Removal>,
+) -> Response {
+    let session = session.map(|Extension(CurrentSession(session))| session);
+    let lang = crate::ssr::request::lang_for(session.as_deref(), &headers);
+    let t = lang.texts();
+    let (Some(session), Some(conversation)) = (
+        session.as_ref(),
+        session.as_ref().and_then(|s| s.conversation_id()),
+    ) else {
+        return refused(StatusCode::NOT_FOUND, t.file_not_found.to_string());
+    };
+    match state
+        .store
+        .remove_file(&session.owner(), &conversation, &removal.id)
+        .await
+    {
+        Ok(Some(name)) => {
+            tracing::info!(session = ?session.id, "file removed");
+            let mut listed = listing(&state, session).await;
+            listed["name"] = json!(name);
+            listed["message"] = json!(t.file_removed.replace("{name}", &name));
+            Json(listed).into_response()
+        }
+        Ok(None) => refused(StatusCode::NOT_FOUND, t.file_not_found.to_string()),
+        Err(error) => {
+            tracing::error!(%error, "cannot remove a file");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
 }
 
 pub async fn upload(
@@ -173,10 +225,8 @@ async fn attach(
         }
     }
     tracing::info!(session = ?session.id, size, "file added");
-    Json(json!({
-        "name": name,
-        "message": t.file_added.replace("{name}", &name),
-        "files": names(state, session).await,
-    }))
-    .into_response()
+    let mut listed = listing(state, session).await;
+    listed["name"] = json!(name);
+    listed["message"] = json!(t.file_added.replace("{name}", &name));
+    Json(listed).into_response()
 }

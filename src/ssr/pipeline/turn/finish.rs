@@ -78,6 +78,15 @@ impl Turn {
             unsearched: exchange.unsearched,
         };
         self.send_anyway(done).await;
+        // A new conversation is named meanwhile (the answer is known now).
+        let failed = exchange.notices.iter().any(|n| n.level == Level::Error);
+        let naming = match &self.stored {
+            Some((conversation, 0)) if answered && !exchange.stopped && !failed => {
+                self.name_conversation(conversation.clone(), &exchange)
+            }
+            _ => None,
+        };
+        let naming_began = tokio::time::Instant::now();
         // The answer is on screen; now, side by side, its citations are checked against
         // their pages and its follow-up questions are written.
         let checking = !self.state.config.align_deadline.is_zero()
@@ -159,9 +168,13 @@ impl Turn {
                 tracing::error!(%error, "cannot save the answer");
             }
         }
-        if let Some((conversation, 0)) = &self.stored {
-            if exchange.state == ExchangeState::Done {
-                self.name_conversation(conversation.clone(), &exchange);
+        // An open page shows the model's title if it comes soon; it is saved whenever it
+        // comes (within its own deadline).
+        if let Some(naming) = naming {
+            let waited = tokio::time::timeout_at(naming_began + RELATED_DEADLINE, naming).await;
+            if let (Ok(Ok(title)), Some((id, _))) = (waited, &self.stored) {
+                let id = id.clone();
+                self.send_anyway(AnswerEvent::Titled { id, title }).await;
             }
         }
         self.session
@@ -227,14 +240,20 @@ impl Turn {
 
     /// After a conversation's first answer, a short title written by the model replaces
     /// the question as its title, in the background (`CITED_TITLES=model`, a model
-    /// configured). Any failure keeps the question.
-    fn name_conversation(&self, conversation: String, exchange: &Exchange) {
+    /// configured). Any failure keeps the question. The title, once saved, comes through
+    /// the returned channel.
+    fn name_conversation(
+        &self,
+        conversation: String,
+        exchange: &Exchange,
+    ) -> Option<tokio::sync::oneshot::Receiver<String>> {
         if self.state.config.titles != Titles::Model
             || self.llm.kind() != ModelKind::Remote
             || exchange.answer.trim().is_empty()
         {
-            return;
+            return None;
         }
+        let (named, naming) = tokio::sync::oneshot::channel();
         let llm = Arc::clone(&self.llm);
         let store = Arc::clone(&self.state.store);
         let owner = self.session.owner();
@@ -264,10 +283,15 @@ impl Turn {
             if title.is_empty() {
                 return;
             }
-            if let Err(error) = store.rename_if(&owner, &conversation, &asked, &title).await {
-                tracing::warn!(%error, "cannot save the conversation's title");
+            match store.rename_if(&owner, &conversation, &asked, &title).await {
+                Ok(true) => {
+                    let _ = named.send(title);
+                }
+                Ok(false) => {}
+                Err(error) => tracing::warn!(%error, "cannot save the conversation's title"),
             }
         });
+        Some(naming)
     }
 
     /// The finished answer's follow-up questions, in the question's language: the model's
