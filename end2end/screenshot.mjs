@@ -1,5 +1,7 @@
-// Regenerates docs/screenshot*.png from a running cited:
+// Regenerates docs/screenshot*.png from a running cited (out of the box: no SearXNG, no
+// model, so the first run shows its card and answers come from the knowledge base):
 //   BASE_URL=http://127.0.0.1:3000 node end2end/screenshot.mjs
+// (Chinese text needs a CJK font: Debian's fonts-noto-cjk.)
 import { chromium } from 'playwright';
 
 const baseURL = process.env.BASE_URL ?? 'http://127.0.0.1:3000';
@@ -7,14 +9,25 @@ const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
 });
-for (const [name, options] of [
-  ['screenshot.png', { viewport: { width: 1280, height: 760 }, colorScheme: 'light' }],
-  ['screenshot-phone-dark.png', { viewport: { width: 360, height: 740 }, colorScheme: 'dark', hasTouch: true, isMobile: true, deviceScaleFactor: 2 }],
+const desktop = { viewport: { width: 1280, height: 800 }, colorScheme: 'light' };
+const phone = { viewport: { width: 360, height: 740 }, colorScheme: 'dark', hasTouch: true, isMobile: true, deviceScaleFactor: 2 };
+for (const [name, options, ask] of [
+  ['screenshot-first-run.png', desktop, false],
+  ['screenshot.png', desktop, true],
+  ['screenshot-phone-dark.png', phone, true],
 ]) {
-  const page = await browser.newPage({ ...options, locale: 'zh-CN' });
+  const context = await browser.newContext({ ...options, locale: 'zh-CN' });
+  const page = await context.newPage();
   await page.goto(baseURL);
   await page.locator('.app[data-hydrated="true"]').waitFor();
+  if (ask) {
+    // The first example question, answered from the project's own docs.
+    await page.locator('.example').first().click();
+    await page.locator('.answer-body').first().waitFor();
+    await page.locator('.references').first().waitFor();
+    await page.getByRole('button', { name: '发送' }).waitFor();
+  }
   await page.screenshot({ path: new URL(`../docs/${name}`, import.meta.url).pathname });
-  await page.close();
+  await context.close();
 }
 await browser.close();

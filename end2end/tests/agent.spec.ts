@@ -1,14 +1,12 @@
 import { test, expect } from '@playwright/test';
-import { openHydrated, askQuestion, openSettings, closeSettings } from './helpers';
+import { openHydrated, askQuestion } from './helpers';
 
 test('Agent mode searches by itself, shows its trace and the grouped list', async ({ page, isMobile }) => {
   await openHydrated(page);
   const agent = page.getByRole('radio', { name: '智能体' });
   if (isMobile) await agent.tap(); else await agent.click();
   await expect(page.getByRole('switch', { name: '联网搜索' })).toBeDisabled();
-  await openSettings(page);
-  await expect(page.getByText('Agent 模式下由 AI 自动决策搜索')).toBeVisible();
-  await closeSettings(page);
+  await expect(page.getByRole('switch', { name: '联网搜索' })).toHaveAccessibleDescription('Agent 模式下由 AI 自动决策搜索');
   await askQuestion(page, 'agent: what is Tokio?');
   const answer = page.locator('.answer').last();
   await expect(answer).toContainText('Tokio 是 Rust 的异步运行时');

@@ -32,12 +32,3 @@ export async function openFilters(page: Page, name = '筛选') {
   if ((await button.getAttribute('aria-expanded')) !== 'true') await button.click();
   await expect(button).toHaveAttribute('aria-expanded', 'true');
 }
-
-/** Closes the settings dialog again (Escape), if `openSettings` opened it. */
-export async function closeSettings(page: Page, name = '设置') {
-  const button = page.getByRole('button', { name, exact: true });
-  if ((await button.isVisible()) && (await button.getAttribute('aria-expanded')) === 'true') {
-    await page.keyboard.press('Escape');
-    await expect(button).toHaveAttribute('aria-expanded', 'false');
-  }
-}

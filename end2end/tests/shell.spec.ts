@@ -103,8 +103,7 @@ test('mode and switch survive a reload, and Agent mode disables the switch', asy
   await expect(agent).toBeChecked();
   await expect(page.getByText('已切换到 智能体')).toBeVisible();
   await expect(searchSwitch).toBeDisabled();
-  await openSettings(page);
-  await expect(page.getByText('Agent 模式下由 AI 自动决策搜索')).toBeVisible();
+  await expect(searchSwitch).toHaveAccessibleDescription('Agent 模式下由 AI 自动决策搜索');
 
   await page.reload();
   await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
