@@ -92,6 +92,33 @@ test('the history is live: a new conversation shows at once, takes its title, mo
   await expect(history.locator('[aria-current="page"]')).toHaveText('Rust 运行时 服务器');
 });
 
+test('an answer still being written shows under its own conversation only', async ({ page, context }) => {
+  await openHydrated(page);
+  const history = page.getByRole('navigation', { name: '历史对话' });
+  await askAndWait(page, 'Tokio 是什么运行时？');
+  await history.getByRole('button', { name: '新对话' }).click();
+  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+  await askQuestion(page, 'slow answer please');
+  await expect(page.getByRole('button', { name: '停止' })).toBeVisible();
+  const href = await history.getByRole('link', { name: 'slow answer please' }).getAttribute('href');
+  expect(href).toMatch(/^\/c\/[0-9a-f]{32}$/);
+  // Another conversation opened while it is written (which stops it): that page follows the
+  // browser's answer to its end and sees it belongs elsewhere.
+  await history.getByRole('link', { name: 'Tokio 是什么运行时？' }).click();
+  await expect(page).toHaveURL(/\/c\/[0-9a-f]{32}$/);
+  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+  // A second tab on the answer's own conversation shows it, ended…
+  const other = await context.newPage();
+  await other.goto(href!);
+  await expect(other.locator('.question').last()).toContainText('slow answer please');
+  await expect(other.locator('.answer').last()).toContainText('已停止');
+  // …and the first page, which had all its events too, shows none of them.
+  await expect(page.locator('.question')).toHaveCount(1);
+  await expect(page.locator('.question')).toContainText('Tokio 是什么运行时？');
+  await expect(page.getByRole('button', { name: '停止' })).toBeHidden();
+  await expect(page.getByRole('button', { name: '发送' })).toBeVisible();
+});
+
 test('a share link opens read-only in a fresh browser, and export downloads Markdown', async ({ page, browser }) => {
   await openHydrated(page);
   await askAndWait(page, 'Tokio 是什么运行时？');

@@ -91,6 +91,21 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
             let mut exchange = None;
             'events: while let Some(Ok(bytes)) = stream.next().await {
                 for event in decoder.push(&bytes) {
+                    // An answer kept in another conversation than the one on this page (a
+                    // new chat was started, or another one opened, while it was written)
+                    // is not this page's to show.
+                    if let (AnswerEvent::Conversation { id, .. }, Some(history)) = (&event, history)
+                    {
+                        if history.current_id().as_deref() != Some(id.as_str()) {
+                            if let Some(followed) = exchange.take() {
+                                chat.remove(followed);
+                                chat.answering.set(false);
+                                chat.progress.set(false);
+                                chat.status.set(String::new());
+                            }
+                            break 'events;
+                        }
+                    }
                     if let AnswerEvent::Started { question, .. } = &event {
                         if chat.answering.get_untracked() {
                             // A question sent from this page meanwhile has its own stream.

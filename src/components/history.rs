@@ -56,6 +56,11 @@ impl LiveHistory {
         });
     }
 
+    /// The conversation the page shows (the browser's, as the page last knew it).
+    pub fn current_id(&self) -> Option<String> {
+        self.current.get_untracked()
+    }
+
     /// Conversation `id` is called `title` now.
     pub fn titled(&self, id: &str, title: &str) {
         self.items.update(|items| {
