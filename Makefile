@@ -23,7 +23,7 @@ WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ {getline; gsub(/"/, "", $$3); print $$3}' Cargo.lock)
 E2E_PORT ?= 3999
 
-.PHONY: mcp-venv bench-mcp cedict deny deny-tool deploy-check bench-scale bench-load help run test bench-model bench-client wasm-weights llama llama-start site-tools tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
+.PHONY: mcp-venv bench-mcp cedict deny deny-tool deploy-check bench-scale bench-load help run test bench-model bench-research-material bench-client wasm-weights llama llama-start site-tools tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
 	server-debug server-release e2e clean-site
 
 help:
@@ -200,6 +200,12 @@ bench-mcp: server-release mcp-venv
 # Time to first token, tokens/s and wall time per mode against the real local model.
 bench-model: llama
 	cargo bench --locked --no-default-features --features ssr --bench model
+
+# Research: what a branch reads (results × snippet characters) against its cost and what it
+# finds, with the real local model (the figures behind CITED_RESEARCH_RESULTS/_SNIPPET_CHARS).
+# The dev profile: the model's time dominates, and it needs no release build of cited.
+bench-research-material: llama
+	cargo bench --locked --profile dev --no-default-features --features ssr --bench model -- material
 
 # The client in chromium against the release build: what a first visit transfers, the time
 # to hydrated, the main-thread cost of streaming a long answer with and without CPU

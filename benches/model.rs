@@ -86,6 +86,9 @@ struct Figures {
     wall: Duration,
     calls: u32,
     tokens: u64,
+    prompt_tokens: u64,
+    /// Research: sub-questions answered with sourced evidence, of those asked.
+    evidence: String,
     coverage: String,
     /// How the answer ended, and its first notice (why an answer is empty).
     outcome: String,
@@ -139,6 +142,15 @@ async fn measure(state: &AppState, mode: Mode, question: &str) -> Figures {
         wall,
         calls: usage.calls,
         tokens: usage.completion_tokens,
+        prompt_tokens: usage.prompt_tokens,
+        evidence: exchange.research.as_ref().map_or("-".into(), |plan| {
+            let asked = plan.sub_questions().count();
+            let sourced = plan
+                .sub_questions()
+                .filter(|s| s.evidence.as_ref().is_some_and(|e| !e.numbers.is_empty()))
+                .count();
+            format!("{sourced}/{asked}")
+        }),
         coverage: exchange
             .coverage
             .map_or("-".into(), |c| format!("{}/{}", c.cited, c.claims)),
@@ -150,6 +162,79 @@ async fn measure(state: &AppState, mode: Mode, question: &str) -> Figures {
                 .first()
                 .map_or(String::new(), |n| format!(": {}", n.text))
         ),
+    }
+}
+
+/// The configuration every run shares, then `extra` (which wins).
+fn config(base: &str, extra: &[(&str, String)]) -> Config {
+    let base = base.to_string();
+    let (config, warnings) = Config::from_vars(|name| {
+        if let Some((_, value)) = extra.iter().find(|(key, _)| *key == name) {
+            return Some(value.clone());
+        }
+        match name {
+            "CITED_LLM_BASE_URL" => Some(base.clone()),
+            "CITED_LLM_MODEL" => Some("smollm2".into()),
+            "CITED_SOURCES" => Some("knowledge".into()),
+            "CITED_DATABASE_URL" => Some("sqlite::memory:".into()),
+            "CITED_TITLES" => Some("question".into()),
+            // Figures comparable with earlier runs: no model call after the answer.
+            "CITED_CHECK" => Some("lexical".into()),
+            "CITED_LLM_CONTEXT_CHARS" => Some("6000".into()),
+            "CITED_LLM_MAX_TOKENS_ANSWER" => Some("512".into()),
+            "CITED_RESEARCH_MAX_LOOPS" => Some("2".into()),
+            "CITED_RESEARCH_DEADLINE_SECS" => Some("300".into()),
+            _ => None,
+        }
+    });
+    assert!(warnings.is_empty(), "{warnings:?}");
+    config
+}
+
+/// `make bench-research-material`: what a Research branch reads (results × snippet
+/// characters) against what it costs (prompt tokens, wall time) and finds (sub-questions
+/// with sourced evidence, citation coverage), for the settings compared when choosing
+/// `CITED_RESEARCH_RESULTS` and `CITED_RESEARCH_SNIPPET_CHARS`.
+#[allow(clippy::print_stdout, reason = "the figures are the bench's output")]
+fn material(runtime: &tokio::runtime::Runtime, base: &str) {
+    println!(
+        "{:<10} {:<44} {:>8} {:>7} {:>9} {:>9} {:>6}",
+        "material", "question", "wall", "calls", "prompt", "evidence", "cited"
+    );
+    for (results, chars) in [(5, 200), (10, 400), (25, 600)] {
+        let state = AppState::new(config(
+            base,
+            &[
+                ("CITED_RESEARCH_RESULTS", results.to_string()),
+                ("CITED_RESEARCH_SNIPPET_CHARS", chars.to_string()),
+                // Each passage whole up to the longest setting, so the setting decides.
+                ("CITED_SNIPPET_CHARS", "600".to_string()),
+            ],
+        ));
+        let setting = format!("{results}×{chars}");
+        let (mut wall, mut prompt) = (Duration::ZERO, 0u64);
+        for question in QUESTIONS {
+            let figures = runtime.block_on(measure(&state, Mode::Research, question));
+            let shown: String = question.chars().take(42).collect();
+            println!(
+                "{:<10} {:<44} {:>7.1}s {:>7} {:>9} {:>9} {:>6}",
+                setting,
+                shown,
+                figures.wall.as_secs_f64(),
+                figures.calls,
+                figures.prompt_tokens,
+                figures.evidence,
+                figures.coverage,
+            );
+            wall += figures.wall;
+            prompt += figures.prompt_tokens;
+        }
+        let n = QUESTIONS.len() as u32;
+        println!(
+            "{setting:<10} mean wall {:.1}s, mean prompt tokens {}",
+            (wall / n).as_secs_f64(),
+            prompt / u64::from(n)
+        );
     }
 }
 
@@ -166,24 +251,13 @@ fn main() {
         .expect("a free port");
     let _server = start_server(port);
     let base = format!("http://127.0.0.1:{port}/v1");
-    let (config, warnings) = Config::from_vars(|name| match name {
-        "CITED_LLM_BASE_URL" => Some(base.clone()),
-        "CITED_LLM_MODEL" => Some("smollm2".into()),
-        "CITED_SOURCES" => Some("knowledge".into()),
-        "CITED_DATABASE_URL" => Some("sqlite::memory:".into()),
-        "CITED_TITLES" => Some("question".into()),
-        // Figures comparable with earlier runs: no model call after the answer.
-        "CITED_CHECK" => Some("lexical".into()),
-        "CITED_LLM_CONTEXT_CHARS" => Some("6000".into()),
-        "CITED_LLM_MAX_TOKENS_ANSWER" => Some("512".into()),
-        "CITED_RESEARCH_MAX_LOOPS" => Some("2".into()),
-        "CITED_RESEARCH_DEADLINE_SECS" => Some("300".into()),
-        _ => None,
-    });
-    assert!(warnings.is_empty(), "{warnings:?}");
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     let _guard = runtime.enter();
-    let state = AppState::new(config);
+    if filter.iter().any(|f| f == "material") {
+        material(&runtime, &base);
+        return;
+    }
+    let state = AppState::new(config(&base, &[]));
     println!(
         "cited against llama-server + SmolLM2-135M-Instruct (Q4), 2 threads, knowledge-base search"
     );

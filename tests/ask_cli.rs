@@ -202,3 +202,66 @@ async fn a_piped_answer_links_its_markers_unless_asked_not_to() {
     );
     assert!(!bare.contains("[[1]]"), "{bare}");
 }
+
+/// A model that falls into a loop: the same sentence, over and over.
+async fn looping_model() -> String {
+    use axum::routing::post;
+    async fn complete() -> impl axum::response::IntoResponse {
+        let chunk = |text: &str| {
+            format!(
+                "data: {}\n\n",
+                serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]})
+            )
+        };
+        let mut body: String = (0..30)
+            .map(|_| chunk("Tokio is an async runtime. "))
+            .collect();
+        body.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
+        (
+            [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
+            body,
+        )
+    }
+    common::serve(axum::Router::new().route("/v1/chat/completions", post(complete))).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_a_terminal_text_the_model_took_back_is_printed_again() {
+    let model = looping_model().await;
+    let binary = env!("CARGO_BIN_EXE_cited");
+    // `script` gives the command a terminal (stdout and stderr both land in its output).
+    let output = Command::new("script")
+        .args(["-q", "-e", "-c"])
+        .arg(format!("'{binary}' ask 'What is Tokio?' --search off"))
+        .arg("/dev/null")
+        .env("CITED_DATABASE_URL", "sqlite::memory:")
+        .env("CITED_LLM_BASE_URL", format!("{model}/v1"))
+        .env("CITED_LLM_MODEL", "scripted")
+        .env("CITED_RELATED", "off")
+        .env("CITED_ALIGN_DEADLINE_SECS", "0")
+        .env("CITED_LOG", "warn")
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&output.stdout).replace('\r', "");
+    assert!(output.status.success(), "{shown}");
+    // The loop streamed, then the answer as the cut left it, after a line that says so.
+    let (before, after) = shown
+        .split_once("↻ Part of the text above was taken back; the answer as it now stands:\n")
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert!(
+        before.matches("Tokio is an async runtime.").count() >= 3,
+        "{shown}"
+    );
+    assert!(after.starts_with("Tokio is an async runtime. "), "{shown}");
+    assert_eq!(
+        after
+            .split("\n")
+            .next()
+            .unwrap()
+            .matches("Tokio is an async runtime.")
+            .count(),
+        1,
+        "{shown}"
+    );
+    assert!(shown.contains("the repetition was cut"), "{shown}");
+}

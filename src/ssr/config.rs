@@ -278,6 +278,9 @@ pub struct Capacity {
     pub requests_per_minute: u32,
     /// Open connections at once; more wait in the kernel's queue.
     pub connections: usize,
+    /// Open connections one address may hold (slow ones and answer streams count); more are
+    /// closed at once. Trusted proxies (`CITED_TRUSTED_PROXIES`) are exempt.
+    pub connections_per_address: usize,
     /// A connection must send a request's headers within this (also the idle keep-alive).
     pub header_timeout: Duration,
     /// Largest request body accepted.
@@ -495,6 +498,10 @@ pub struct ResearchConfig {
     pub engines_en: Vec<String>,
     /// Pages read in full per branch (0 turns deep-reading off).
     pub deep_reads: usize,
+    /// Search results a branch reads (`CITED_RESEARCH_RESULTS`).
+    pub results: usize,
+    /// Characters of each result's snippet a branch reads (`CITED_RESEARCH_SNIPPET_CHARS`).
+    pub snippet_chars: usize,
     /// The whole plan → branches → verify research may take no longer; past it the answer
     /// is written from the evidence so far.
     pub deadline: Duration,
@@ -823,6 +830,9 @@ impl Config {
         };
         let research = ResearchConfig {
             max_loops: reader.number("CITED_RESEARCH_MAX_LOOPS", 1, 10, 4),
+            // Chosen with `make bench-research-material` (docs/configuration.md says why).
+            results: reader.number("CITED_RESEARCH_RESULTS", 1, 30, 10),
+            snippet_chars: reader.number("CITED_RESEARCH_SNIPPET_CHARS", 100, 2000, 400),
             max_branches: reader.number("CITED_RESEARCH_MAX_BRANCHES", 1, 8, 4),
             branch_timeout: reader.seconds("CITED_RESEARCH_BRANCH_TIMEOUT_SECS", 5, 1800, 180),
             encyclopedia_engines: reader.parse(
@@ -889,6 +899,12 @@ impl Config {
             ))
             .unwrap_or(u32::MAX),
             connections: reader.number("CITED_MAX_CONNECTIONS", 8, 100_000, 512),
+            connections_per_address: reader.number(
+                "CITED_MAX_CONNECTIONS_PER_ADDRESS",
+                2,
+                100_000,
+                64,
+            ),
             header_timeout: reader.seconds("CITED_HEADER_TIMEOUT_SECS", 1, 300, 10),
             body_bytes: reader.number("CITED_MAX_BODY_KB", 16, 100_000, 256) * 1024,
             file_bytes: reader.number("CITED_FILE_MAX_MB", 1, 200, 10) * 1024 * 1024,
@@ -1051,6 +1067,8 @@ impl fmt::Display for Config {
             }
         };
         writeln!(f, "CITED_RESEARCH_MAX_LOOPS={}", research.max_loops)?;
+        writeln!(f, "CITED_RESEARCH_RESULTS={}", research.results)?;
+        writeln!(f, "CITED_RESEARCH_SNIPPET_CHARS={}", research.snippet_chars)?;
         writeln!(f, "CITED_RESEARCH_MAX_BRANCHES={}", research.max_branches)?;
         writeln!(
             f,
@@ -1193,6 +1211,11 @@ impl fmt::Display for Config {
         writeln!(f, "CITED_RATE_ASKS_PER_MIN={}", c.asks_per_minute)?;
         writeln!(f, "CITED_RATE_REQUESTS_PER_MIN={}", c.requests_per_minute)?;
         writeln!(f, "CITED_MAX_CONNECTIONS={}", c.connections)?;
+        writeln!(
+            f,
+            "CITED_MAX_CONNECTIONS_PER_ADDRESS={}",
+            c.connections_per_address
+        )?;
         writeln!(
             f,
             "CITED_HEADER_TIMEOUT_SECS={}",
@@ -1595,6 +1618,8 @@ mod tests {
         assert_eq!(config.max_question_chars, 8000);
         assert_eq!(config.session_idle, Duration::from_secs(24 * 3600));
         assert_eq!(config.research.max_loops, 4);
+        assert_eq!(config.research.results, 10);
+        assert_eq!(config.research.snippet_chars, 400);
         assert_eq!(config.research.max_branches, 4);
         assert_eq!(config.research.encyclopedia_engines, vec!["wikipedia"]);
         assert!(config.research.engines_zh.is_empty());
@@ -1740,6 +1765,8 @@ mod tests {
         check_rejected("CITED_LLM_CONTEXT_CHARS", "100", "32000");
         check_rejected("CITED_AGENT_MAX_SEARCHES", "0", "5");
         check_rejected("CITED_RESEARCH_MAX_LOOPS", "0", "4");
+        check_rejected("CITED_RESEARCH_RESULTS", "31", "10");
+        check_rejected("CITED_RESEARCH_SNIPPET_CHARS", "50", "400");
         check_rejected("CITED_RESEARCH_MAX_BRANCHES", "9", "4");
         check_rejected("CITED_RESEARCH_BRANCH_TIMEOUT_SECS", "1", "180");
         check_rejected("CITED_RESEARCH_ENGINES_EN", "bing;<script>", "none");

@@ -24,6 +24,8 @@ pub struct Metrics {
     pub model_tokens: IntCounterVec,
     /// Answer streams being sent to browsers (asked or followed).
     pub streams: IntGauge,
+    /// Connections closed at once, by `reason` (`connections_per_address`).
+    pub refused: IntCounterVec,
 }
 
 const LATENCY_BUCKETS: &[f64] = &[
@@ -72,7 +74,15 @@ fn build() -> Result<Metrics, prometheus::Error> {
     registry.register(Box::new(first_token_seconds.clone()))?;
     registry.register(Box::new(searches.clone()))?;
     registry.register(Box::new(model_tokens.clone()))?;
+    let refused = IntCounterVec::new(
+        Opts::new(
+            "cited_connections_refused_total",
+            "Connections closed at once, by reason.",
+        ),
+        &["reason"],
+    )?;
     registry.register(Box::new(streams.clone()))?;
+    registry.register(Box::new(refused.clone()))?;
     Ok(Metrics {
         registry,
         answers,
@@ -81,6 +91,7 @@ fn build() -> Result<Metrics, prometheus::Error> {
         searches,
         model_tokens,
         streams,
+        refused,
     })
 }
 

@@ -758,7 +758,7 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
         ModelKind::Extractive => Arc::new(OfflineThinker),
         ModelKind::Remote => Arc::new(ModelThinker {
             llm: Arc::clone(turn.llm()),
-            snippet_chars: state.config.snippet_chars,
+            snippet_chars: state.config.research.snippet_chars,
             limits: state.config.limits.clone(),
             meter: Arc::clone(turn.meter()),
             lang,
@@ -769,7 +769,7 @@ pub async fn run(turn: &mut Turn) -> Result<(), Halted> {
         searcher,
         fetch: Arc::clone(&state.fetch),
         research: state.config.research.clone(),
-        snippet_chars: state.config.snippet_chars,
+        snippet_chars: state.config.research.snippet_chars,
         lang,
         question,
         redactor: crate::ssr::config::Redactor::of(&state.config),

@@ -61,6 +61,8 @@ pub struct SearchOptions {
     pub time_range: Option<TimeRange>,
     /// How many results to keep; `None` uses `CITED_SEARCH_RESULTS`.
     pub max_results: Option<usize>,
+    /// How much of each snippet to keep; `None` uses `CITED_SNIPPET_CHARS`.
+    pub snippet_chars: Option<usize>,
 }
 
 /// A successful search. `sources` may be empty: SearXNG answered but found nothing.

@@ -464,6 +464,7 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// Its own accept loop rather than `axum::serve`, for what that lacks: a header-read
 /// timeout (`CITED_HEADER_TIMEOUT_SECS`, which also closes silent and idle keep-alive
 /// connections), a cap on open connections (`CITED_MAX_CONNECTIONS`; more wait in the kernel's queue) and
+/// on those of one address (`CITED_MAX_CONNECTIONS_PER_ADDRESS`; more are closed), and
 /// the peer address of each request (for rate limits and proxy sign-in).
 pub async fn run(
     listener: TcpListener,
@@ -502,6 +503,10 @@ pub async fn run(
     let app = router(state.clone());
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let open = std::sync::Arc::new(tokio::sync::Semaphore::new(capacity.connections));
+    let per_address = PerAddress::new(
+        capacity.connections_per_address,
+        state.config.access.trusted_proxies.clone(),
+    );
     tokio::pin!(shutdown);
     loop {
         let permit = tokio::select! {
@@ -523,6 +528,16 @@ pub async fn run(
             },
             () = &mut shutdown => break,
         };
+        // One address cannot hold every connection: past its share, its new ones are closed.
+        let Some(held) = per_address.admit(peer.ip()) else {
+            tracing::debug!(address = %peer.ip(), "too many connections from one address");
+            crate::ssr::metrics::metrics()
+                .refused
+                .with_label_values(&["connections_per_address"])
+                .inc();
+            drop(stream);
+            continue;
+        };
         let _ = stream.set_nodelay(true);
         let app = app.clone();
         let service =
@@ -537,6 +552,7 @@ pub async fn run(
             if let Err(error) = connection.await {
                 tracing::trace!(%error, "connection ended with an error");
             }
+            drop(held);
             drop(permit);
         });
     }
@@ -592,5 +608,71 @@ pub async fn shutdown_signal() {
 impl axum::extract::FromRef<AppState> for leptos::config::LeptosOptions {
     fn from_ref(state: &AppState) -> leptos::config::LeptosOptions {
         state.leptos_options.clone()
+    }
+}
+
+/// Open connections per client address, each capped; trusted proxies (which carry many
+/// clients) are not counted.
+#[derive(Clone)]
+struct PerAddress {
+    cap: usize,
+    trusted: Arc<Vec<crate::ssr::config::IpNet>>,
+    open: Arc<std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>>,
+}
+
+/// One admitted connection: its address's count goes down when it closes.
+struct Held {
+    address: Option<std::net::IpAddr>,
+    open: Arc<std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>>,
+}
+
+impl PerAddress {
+    fn new(cap: usize, trusted: Vec<crate::ssr::config::IpNet>) -> PerAddress {
+        PerAddress {
+            cap,
+            trusted: Arc::new(trusted),
+            open: Arc::default(),
+        }
+    }
+
+    /// A connection from `address`, unless it holds its share already.
+    fn admit(&self, address: std::net::IpAddr) -> Option<Held> {
+        if self.trusted.iter().any(|net| net.contains(address)) {
+            return Some(Held {
+                address: None,
+                open: Arc::clone(&self.open),
+            });
+        }
+        let mut open = self
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let count = open.entry(address).or_insert(0);
+        if *count >= self.cap {
+            return None;
+        }
+        *count += 1;
+        Some(Held {
+            address: Some(address),
+            open: Arc::clone(&self.open),
+        })
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let Some(address) = self.address else {
+            return;
+        };
+        let mut open = self
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(count) = open.get_mut(&address) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&address);
+            }
+        }
     }
 }

@@ -276,6 +276,69 @@ async fn slow_headers_are_cut_and_connections_are_capped() {
     assert_eq!(answered.status(), 200, "a freed connection serves again");
 }
 
+/// A connection to `server` from `source` (any 127.0.0.0/8 address on loopback).
+async fn connect_from(source: &str, server: std::net::SocketAddr) -> tokio::net::TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{source}:0").parse().unwrap()).unwrap();
+    socket.connect(server).await.unwrap()
+}
+
+#[tokio::test]
+async fn one_address_cannot_hold_every_connection() {
+    let server = TestServer::start(&[
+        ("CITED_HEADER_TIMEOUT_SECS", "60"),
+        ("CITED_MAX_CONNECTIONS", "64"),
+        ("CITED_MAX_CONNECTIONS_PER_ADDRESS", "4"),
+    ])
+    .await;
+    // 127.0.0.2 holds its four, silent (slow headers count)…
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(connect_from("127.0.0.2", server.addr).await);
+    }
+    // …so its fifth is closed at once, unanswered,
+    let mut fifth = connect_from("127.0.0.2", server.addr).await;
+    fifth
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await
+        .ok();
+    let seen = tokio::time::timeout(Duration::from_secs(10), until_closed(&mut fifth))
+        .await
+        .expect("closed, not left waiting");
+    assert!(seen.is_empty(), "nothing was answered: {seen:?}");
+    // while another address is served as usual.
+    let other = reqwest::Client::builder()
+        .local_address(std::net::IpAddr::from([127, 0, 0, 3]))
+        .build()
+        .unwrap();
+    let answered = other.get(server.url("/healthz")).send().await.unwrap();
+    assert_eq!(answered.status(), 200);
+    let metrics = other.get(server.url("/metrics")).send().await.unwrap();
+    let metrics = metrics.text().await.unwrap();
+    assert!(
+        metrics.contains("cited_connections_refused_total{reason=\"connections_per_address\"}"),
+        "{metrics}"
+    );
+    // Its connections closed, the address is served again.
+    held.clear();
+    let again = reqwest::Client::builder()
+        .local_address(std::net::IpAddr::from([127, 0, 0, 2]))
+        .build()
+        .unwrap();
+    let mut status = 0;
+    for _ in 0..50 {
+        match again.get(server.url("/healthz")).send().await {
+            Ok(response) => {
+                status = response.status().as_u16();
+                break;
+            }
+            // The server notices the closed ones as it reads them.
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+    assert_eq!(status, 200);
+}
+
 #[tokio::test]
 async fn large_bodies_are_refused() {
     let server = TestServer::start(&[("CITED_MAX_BODY_KB", "16")]).await;

@@ -969,3 +969,47 @@ async fn branch_searches_keep_the_focus_period_and_site() {
         assert_eq!(options.time_range, Some(TimeRange::Month));
     }
 }
+
+#[tokio::test]
+async fn a_branch_reads_as_many_results_and_as_much_of_each_as_configured() {
+    let script = Arc::new(one_loop(vec![sub_question(
+        "What is five alpha?",
+        "five alpha",
+    )]));
+    let (mut state, session) = harness(
+        script.clone(),
+        &[
+            ("CITED_RESEARCH_RESULTS", "2"),
+            ("CITED_RESEARCH_SNIPPET_CHARS", "100"),
+        ],
+    );
+    let seen = Arc::new(Seen {
+        inner: Arc::clone(&state.search),
+        searches: Mutex::new(Vec::new()),
+    });
+    state.search = seen.clone();
+    let (exchange, _) =
+        run_research(&state, &session, "What is alpha?", CancellationToken::new()).await;
+    let searches = seen.searches.lock().unwrap().clone();
+    let (_, options) = searches
+        .iter()
+        .find(|(query, _)| query == "five alpha")
+        .unwrap_or_else(|| panic!("{searches:#?}"));
+    assert_eq!(
+        (options.max_results, options.snippet_chars),
+        (Some(2), Some(100))
+    );
+    // The branch's model reads two numbered results, each snippet within 100 characters.
+    let reflect = input_of(&script.of(Step::Reflect)[0]);
+    let numbered: Vec<&str> = reflect
+        .lines()
+        .filter(|line| line.starts_with('[') && line.contains("] ") && line.contains(" - "))
+        .collect();
+    assert_eq!(numbered.len(), 2, "{reflect}");
+    let plan = exchange.research.unwrap();
+    assert_eq!(plan.loops[0].sub_questions[0].status, BranchStatus::Done);
+    assert!(exchange
+        .sources
+        .iter()
+        .all(|source| source.snippet.chars().count() <= 101));
+}

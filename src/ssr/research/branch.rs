@@ -63,6 +63,8 @@ pub fn profile(planned: &Planned, research: &ResearchConfig) -> SearchOptions {
         } else {
             research.engines_en.clone()
         },
+        max_results: Some(research.results),
+        snippet_chars: Some(research.snippet_chars),
         ..SearchOptions::default()
     }
 }

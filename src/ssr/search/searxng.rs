@@ -166,7 +166,7 @@ impl SearchProvider for Searxng {
                 raw,
                 query,
                 options.max_results.unwrap_or(self.max_results),
-                self.snippet_chars,
+                options.snippet_chars.unwrap_or(self.snippet_chars),
             )
         });
         match &result {
