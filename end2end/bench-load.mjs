@@ -13,6 +13,10 @@
 //  - 1,000 wrong passwords for alice from one address (a server with accounts behind a
 //    trusted proxy that names addresses): how many were worth a password check, and whether
 //    alice then signs in from another address;
+//  - one user with 20 API clients asking at once beside one browser user, two answers at a
+//    time (CITED_MAX_ANSWERS=2): how many of the 20 started between the browser user's
+//    question and its first word (the queue is fair between owners: at most the two
+//    already running and one more), and both users' waits;
 //  - the server's resident memory before and after.
 //
 // Everything runs on 127.0.0.1, is bounded in count, and the harness gives up (and stops
@@ -31,7 +35,7 @@ if (!bin) {
   process.exit(2);
 }
 const site = process.env.CITED_SITE_ROOT ?? 'target/site';
-const ports = { fake: 3978, loaded: 3976, limited: 3975, accounts: 3974 };
+const ports = { fake: 3978, loaded: 3976, limited: 3975, accounts: 3974, fair: 3973 };
 const USERS = Number(process.env.LOAD_USERS ?? 200);
 const ANONYMOUS = Number(process.env.LOAD_ANONYMOUS ?? 20_000);
 const SLOW = Number(process.env.LOAD_SLOW ?? 600);
@@ -311,7 +315,80 @@ async function main() {
 1,000 wrong passwords for alice from one address: ${checked} checked (401), ${throttled} refused before a check (429), ${1000 - checked - throttled} other`);
   console.log(`  then alice from another address: ${alice === 303 ? 'signed in (303)' : `refused (${alice})`}`);
 
+  // 6. One user's many API clients beside another user's one question.
+  const fairData = mkdtempSync(join(tmpdir(), 'cited-fair-'));
+  const fairDb = `sqlite:${join(fairData, 'cited.db')}`;
+  for (const name of ['carol', 'dave']) {
+    execFileSync(bin, ['user', 'add', name], {
+      input: `${name} password\n`,
+      env: { ...process.env, CITED_DATABASE_URL: fairDb, CITED_LOG: 'warn' },
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
+  }
+  const keyOut = execFileSync(bin, ['key', 'add', 'carol'], {
+    env: { ...process.env, CITED_DATABASE_URL: fairDb, CITED_LOG: 'warn' },
+    encoding: 'utf8',
+  });
+  const key = keyOut.match(/cited_[A-Za-z0-9_-]+/)?.[0];
+  cited(ports.fair, {
+    CITED_DATABASE_URL: fairDb,
+    CITED_AUTH: 'accounts',
+    CITED_MAX_ANSWERS: '2',
+    CITED_RATE_ASKS_PER_MIN: '100000',
+    CITED_RATE_REQUESTS_PER_MIN: '10000000',
+  });
+  const fairBase = `http://127.0.0.1:${ports.fair}`;
+  await waitFor(`${fairBase}/healthz`);
+  const dave = new Browser(fairBase);
+  await dave.post('/login', { name: 'dave', password: 'dave password' });
+  // The time of each answer's first word (ms since `fairStart`).
+  const fairStart = performance.now();
+  const firstWord = async (response, isEvent) => {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    let first;
+    for await (const chunk of response.body) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let end;
+      while ((end = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, end);
+        buffer = buffer.slice(end + 1);
+        if (first === undefined && isEvent(line)) first = performance.now() - fairStart;
+      }
+    }
+    return first;
+  };
+  const apiAsk = async (n) => {
+    const response = await fetch(fairBase + '/v1/chat/completions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ model: 'cited-chat', stream: true, messages: [{ role: 'user', content: `carol question ${n}` }] }),
+    });
+    if (response.status !== 200) return undefined;
+    // The first frame names the role with empty content; the first word is the first text.
+    return firstWord(response, (line) => {
+      if (!line.startsWith('data: {')) return false;
+      try {
+        return Boolean(JSON.parse(line.slice(6)).choices?.[0]?.delta?.content);
+      } catch {
+        return false;
+      }
+    });
+  };
+  const carols = Array.from({ length: 20 }, (_, n) => apiAsk(n));
+  await sleep(150);
+  const daveAsked = performance.now() - fairStart;
+  const daveAnswer = await dave.post('/api/ask', { question: 'dave question' });
+  const daveFirst = await firstWord(daveAnswer, (line) => line.startsWith('{"rendered"'));
+  const carolFirsts = await Promise.all(carols);
+  const carolAnswered = carolFirsts.filter((t) => t !== undefined);
+  const carolBetween = carolAnswered.filter((t) => t > daveAsked && t < (daveFirst ?? Infinity)).length;
+  console.log(`
+one user with 20 API clients beside one browser user, two answers at a time: ${carolAnswered.length} of 20 answered`);
+  console.log(`  the browser user's first word after ${daveFirst === undefined ? 'never' : `${(daveFirst - daveAsked).toFixed(0)} ms`}; ${carolBetween} of the 20 started meanwhile (fair: at most 3); the 20's last first word after ${(Math.max(...carolAnswered) / 1000).toFixed(1)} s`);
+
   const clean = errors.length === 0 && leaks.length === 0 && lost === 0 && closed === SLOW
+    && carolAnswered.length === 20 && daveFirst !== undefined && carolBetween <= 3
     && atOnce === SLOW - PER_ADDRESS && okDuring === during.length && asks429.length > 0 && burst429.length > 0
     && checked <= 10 && checked + throttled === 1000 && alice === 303;
   clearTimeout(giveUp);

@@ -137,6 +137,11 @@ pub struct Texts {
     /// `{reason}`: why SearXNG could not be used, and the fix.
     pub knowledge_fallback: &'static str,
     pub knowledge_missing: &'static str,
+    /// A long document's page: the part shown (`{from}`, `{to}`, `{total}`) and the links
+    /// to the parts before and after.
+    pub passages_shown: &'static str,
+    pub earlier_passages: &'static str,
+    pub later_passages: &'static str,
     pub sources_label: &'static str,
     pub sources_auto: &'static str,
     pub sources_web: &'static str,
@@ -384,6 +389,9 @@ pub const ZH_CN: Texts = Texts {
     query_label: "查询",
     knowledge_fallback: "SearXNG 不可用，本次改用本地知识库回答。原因：{reason}",
     knowledge_missing: "知识库中没有 {path}。",
+    passages_shown: "第 {from}–{to} 段，共 {total} 段",
+    earlier_passages: "← 前面的段落",
+    later_passages: "后面的段落 →",
     sources_label: "来源",
     sources_auto: "自动",
     sources_web: "网页",
@@ -612,6 +620,9 @@ pub const EN: Texts = Texts {
     query_label: "query",
     knowledge_fallback: "SearXNG is unavailable, so this answer searches the local knowledge base. Why: {reason}",
     knowledge_missing: "{path} is not in the knowledge base.",
+    passages_shown: "Passages {from}–{to} of {total}",
+    earlier_passages: "← Earlier passages",
+    later_passages: "Later passages →",
     sources_label: "Sources",
     sources_auto: "Auto",
     sources_web: "Web",

@@ -2,11 +2,14 @@
 //! (and a narrower one for Research), semaphores for model calls and page reads, and rate
 //! limits per user and per address (GCRA, `governor`).
 //!
-//! The queue is first come, first served, and each waiter can be told its place, so the
-//! status line says "排队中，第 N 位" instead of hanging. A waiter that goes away (stop, the
-//! browser closed) leaves the queue at once.
+//! The queue is fair between owners (a user, or an anonymous browser): a freed slot goes to
+//! the waiter whose owner has the fewest answers running, the earliest first among equals,
+//! so one account's many sessions or API clients take their turn with everyone else's
+//! instead of ahead of them. Each waiter can be told its place, so the status line says
+//! "排队中，第 N 位" instead of hanging. A waiter that goes away (stop, the browser closed)
+//! leaves the queue at once.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -18,7 +21,7 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use crate::ssr::config::Capacity;
 
-/// A first-come, first-served queue in front of `capacity` slots.
+/// A queue in front of `capacity` slots, fair between owners.
 pub struct Gate {
     capacity: usize,
     state: Mutex<GateState>,
@@ -28,18 +31,56 @@ pub struct Gate {
 #[derive(Default)]
 struct GateState {
     running: usize,
-    queue: VecDeque<u64>,
+    /// Slots held, by owner (owners holding none are not kept).
+    running_by: HashMap<String, usize>,
+    /// (ticket, owner), in arrival order.
+    queue: VecDeque<(u64, String)>,
     next_ticket: u64,
+}
+
+impl GateState {
+    /// The tickets in the order they will be served: fewest running for their owner
+    /// first, then by arrival.
+    fn order(&self) -> Vec<u64> {
+        let mut order: Vec<(usize, usize, u64)> = self
+            .queue
+            .iter()
+            .enumerate()
+            .map(|(arrival, (ticket, owner))| {
+                (
+                    self.running_by.get(owner).copied().unwrap_or(0),
+                    arrival,
+                    *ticket,
+                )
+            })
+            .collect();
+        order.sort_unstable();
+        order.into_iter().map(|(_, _, ticket)| ticket).collect()
+    }
+
+    fn take(&mut self, owner: &str) {
+        self.running += 1;
+        *self.running_by.entry(owner.to_string()).or_insert(0) += 1;
+    }
 }
 
 /// A slot of a [`Gate`]; dropping it frees the slot.
 pub struct Slot {
     gate: Arc<Gate>,
+    owner: String,
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.gate.lock().running -= 1;
+        let mut state = self.gate.lock();
+        state.running -= 1;
+        if let Some(count) = state.running_by.get_mut(&self.owner) {
+            *count -= 1;
+            if *count == 0 {
+                state.running_by.remove(&self.owner);
+            }
+        }
+        drop(state);
         self.gate.changed.notify_waiters();
     }
 }
@@ -55,7 +96,7 @@ impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         if !self.served {
             let mut state = self.gate.lock();
-            state.queue.retain(|ticket| *ticket != self.ticket);
+            state.queue.retain(|(ticket, _)| *ticket != self.ticket);
             drop(state);
             self.gate.changed.notify_waiters();
         }
@@ -83,29 +124,31 @@ impl Gate {
         (state.running, state.queue.len())
     }
 
-    /// A slot at once, without queueing, when one is free and nobody waits.
-    pub fn try_enter(self: &Arc<Gate>) -> Option<Slot> {
+    /// A slot for `owner` at once, without queueing, when one is free and nobody waits.
+    pub fn try_enter(self: &Arc<Gate>, owner: &str) -> Option<Slot> {
         let mut state = self.lock();
         if state.queue.is_empty() && state.running < self.capacity {
-            state.running += 1;
+            state.take(owner);
             return Some(Slot {
                 gate: Arc::clone(self),
+                owner: owner.to_string(),
             });
         }
         None
     }
 
-    /// Waits for a slot in arrival order. `place` hears the waiter's place in the queue (1
-    /// = next) whenever it changes; not at all when a slot is free at once.
-    pub async fn enter(self: &Arc<Gate>, mut place: impl FnMut(usize)) -> Slot {
-        if let Some(slot) = self.try_enter() {
+    /// Waits for a slot for `owner`, fairly between owners. `place` hears the waiter's
+    /// place in the queue (1 = next) whenever it changes; not at all when a slot is free at
+    /// once.
+    pub async fn enter(self: &Arc<Gate>, owner: &str, mut place: impl FnMut(usize)) -> Slot {
+        if let Some(slot) = self.try_enter(owner) {
             return slot;
         }
         let ticket = {
             let mut state = self.lock();
             let ticket = state.next_ticket;
             state.next_ticket += 1;
-            state.queue.push_back(ticket);
+            state.queue.push_back((ticket, owner.to_string()));
             ticket
         };
         let mut waiting = Waiting {
@@ -120,16 +163,17 @@ impl Gate {
             changed.as_mut().enable();
             {
                 let mut state = self.lock();
-                let position = state.queue.iter().position(|t| *t == ticket).unwrap_or(0);
+                let position = state.order().iter().position(|t| *t == ticket).unwrap_or(0);
                 if position == 0 && state.running < self.capacity {
-                    state.queue.pop_front();
-                    state.running += 1;
+                    state.queue.retain(|(t, _)| *t != ticket);
+                    state.take(owner);
                     waiting.served = true;
                     drop(state);
                     // The next in line may fit too.
                     self.changed.notify_waiters();
                     return Slot {
                         gate: Arc::clone(self),
+                        owner: owner.to_string(),
                     };
                 }
                 if position + 1 != told {
@@ -332,15 +376,18 @@ mod tests {
     #[tokio::test]
     async fn the_queue_is_first_come_first_served_and_tells_each_its_place() {
         let gate = Gate::new(1);
-        let first = gate.enter(|_| panic!("a free slot is taken at once")).await;
+        let first = gate
+            .enter("someone", |_| panic!("a free slot is taken at once"))
+            .await;
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let mut waiters = Vec::new();
         for name in 0..3 {
             let waiter = Arc::clone(&gate);
             let tx = tx.clone();
             waiters.push(tokio::spawn(async move {
+                let owner = format!("owner {name}");
                 let slot = waiter
-                    .enter(|place| {
+                    .enter(&owner, |place| {
                         let _ = tx.send((name, place));
                     })
                     .await;
@@ -371,6 +418,45 @@ mod tests {
         drop(slot);
         assert_eq!(rx.recv().await.unwrap(), (2, 0));
         assert_eq!(gate.load(), (1, 0));
+    }
+
+    #[tokio::test]
+    async fn one_owner_with_many_waiting_takes_turns_with_the_others() {
+        let gate = Gate::new(2);
+        // The busy owner holds both slots and has five more waiting…
+        let held = [
+            gate.try_enter("busy").unwrap(),
+            gate.try_enter("busy").unwrap(),
+        ];
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut waiters = Vec::new();
+        let join = |owner: &'static str, name: &'static str| {
+            let waiter = Arc::clone(&gate);
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let slot = waiter.enter(owner, |_| {}).await;
+                let _ = tx.send(name);
+                slot
+            })
+        };
+        for name in ["busy 1", "busy 2", "busy 3", "busy 4", "busy 5"] {
+            waiters.push(join("busy", name));
+            while gate.load().1 < waiters.len() {
+                tokio::task::yield_now().await;
+            }
+        }
+        // …and then someone else asks, last in arrival order.
+        waiters.push(join("other", "other"));
+        while gate.load().1 < waiters.len() {
+            tokio::task::yield_now().await;
+        }
+        // A slot frees: it goes to the owner with nothing running, not the sixth in line.
+        let [first, second] = held;
+        drop(first);
+        assert_eq!(rx.recv().await.unwrap(), "other");
+        drop(second);
+        assert_eq!(rx.recv().await.unwrap(), "busy 1");
+        assert_eq!(gate.load(), (2, 4));
     }
 
     #[test]

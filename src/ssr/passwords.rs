@@ -35,13 +35,13 @@ pub fn decoy() -> &'static str {
     &DECOY
 }
 
-/// A new API key (`cited_` and 128 random bits in hex) and its id (the first 8 hex
-/// digits, shown in listings).
+/// A new API key (`cited_` and 128 random bits in hex) and its id (32 random bits of its
+/// own, in hex, shown in listings: the id tells nothing of the key).
 pub fn new_api_key() -> Result<(String, String), String> {
-    let mut bytes = [0u8; 16];
+    let mut bytes = [0u8; 20];
     getrandom::fill(&mut bytes).map_err(|error| error.to_string())?;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    Ok((format!("cited_{hex}"), hex[..8].to_string()))
+    let hex = |bytes: &[u8]| -> String { bytes.iter().map(|b| format!("{b:02x}")).collect() };
+    Ok((format!("cited_{}", hex(&bytes[..16])), hex(&bytes[16..])))
 }
 
 /// What is stored of an API key: its SHA-256 in hex. Keys are random and long, so a fast
@@ -86,7 +86,14 @@ mod tests {
     fn api_keys_are_random_and_stored_hashed() {
         let (key, id) = new_api_key().unwrap();
         assert!(key.starts_with("cited_") && key.len() == 38, "{key}");
-        assert_eq!(&key[6..14], id);
+        // The id is its own: 8 hex digits found nowhere in the key.
+        assert_eq!(id.len(), 8);
+        assert!(id.chars().all(|c| c.is_ascii_hexdigit()));
+        let others: Vec<(String, String)> = (0..50).map(|_| new_api_key().unwrap()).collect();
+        assert!(
+            others.iter().all(|(key, id)| !key.contains(id.as_str())),
+            "an id repeats its key"
+        );
         assert_ne!(new_api_key().unwrap().0, key);
         let hash = api_key_hash(&key);
         assert_eq!(hash.len(), 64);

@@ -18,6 +18,7 @@ mod users;
 
 use std::path::Path;
 use std::str::FromStr;
+use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row};
@@ -91,6 +92,17 @@ pub fn owner_of_user(user: &str) -> String {
 }
 
 /// Milliseconds since the Unix epoch.
+/// A signed-in browser unused this long is signed out.
+pub const SIGNED_IN_IDLE: Duration = Duration::from_secs(30 * 86_400);
+/// A sign-in lasts at most this long, used or not.
+pub const SIGNED_IN_FOR: Duration = Duration::from_secs(180 * 86_400);
+/// How often a signed-in browser in use is marked as used.
+const TOUCH_EVERY: Duration = Duration::from_secs(3600);
+
+fn millis(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
+}
+
 pub fn now_millis() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -407,26 +419,83 @@ impl Store {
             .collect()
     }
 
+    /// A browser's stored state. A signed-in browser past its lifetimes
+    /// ([`SIGNED_IN_IDLE`] unused, [`SIGNED_IN_FOR`] since it signed in) is signed out here
+    /// (its row goes) and reads as unknown; one in use is marked as used (at most hourly).
     pub async fn browser(&self, id: &str) -> Result<Option<StoredBrowser>, StoreError> {
         self.ready().await?;
-        let row =
-            sqlx::query("SELECT settings, conversation_id, user_name FROM browsers WHERE id = $1")
-                .bind(id)
-                .fetch_optional(&self.pool)
-                .await?;
+        let row = sqlx::query(
+            "SELECT settings, conversation_id, user_name, updated_at, created_at FROM browsers WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
         let Some(row) = row else { return Ok(None) };
+        let user: Option<String> = row.try_get("user_name")?;
+        if user.is_some() {
+            let now = now_millis();
+            let used: i64 = row.try_get("updated_at")?;
+            let began: Option<i64> = row.try_get("created_at")?;
+            let began = began.unwrap_or(used);
+            if now - used > millis(SIGNED_IN_IDLE) || now - began > millis(SIGNED_IN_FOR) {
+                tracing::info!("a signed-in browser passed its lifetime; signed out");
+                self.forget_browser(id).await?;
+                return Ok(None);
+            }
+            if now - used > millis(TOUCH_EVERY) {
+                sqlx::query("UPDATE browsers SET updated_at = $1 WHERE id = $2")
+                    .bind(now)
+                    .bind(id)
+                    .execute(&self.pool)
+                    .await?;
+            }
+        }
         let settings: String = row.try_get("settings")?;
         Ok(Some(StoredBrowser {
             settings: serde_json::from_str(&settings)?,
             conversation: row.try_get("conversation_id")?,
-            user: row.try_get("user_name")?,
+            user,
         }))
+    }
+
+    /// Signs out every browser past its lifetimes (the sweeper's part of
+    /// [`Store::browser`]); how many.
+    pub async fn expire_browsers(&self) -> Result<u64, StoreError> {
+        self.ready().await?;
+        let now = now_millis();
+        let done = sqlx::query(
+            "DELETE FROM browsers WHERE user_name IS NOT NULL \
+             AND (updated_at < $1 OR COALESCE(created_at, updated_at) < $2)",
+        )
+        .bind(now - millis(SIGNED_IN_IDLE))
+        .bind(now - millis(SIGNED_IN_FOR))
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+
+    /// Makes a browser look unused for `idle` and signed in `age` ago (tests of lifetimes).
+    #[cfg(test)]
+    pub(crate) async fn age_browser(
+        &self,
+        id: &str,
+        idle: Duration,
+        age: Duration,
+    ) -> Result<(), StoreError> {
+        let now = now_millis();
+        sqlx::query("UPDATE browsers SET updated_at = $1, created_at = $2 WHERE id = $3")
+            .bind(now - millis(idle))
+            .bind(now - millis(age))
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
     }
 
     pub async fn save_browser(&self, id: &str, browser: &StoredBrowser) -> Result<(), StoreError> {
         self.ready().await?;
         sqlx::query(
-            "INSERT INTO browsers (id, settings, conversation_id, updated_at, user_name) VALUES ($1, $2, $3, $4, $5) \
+            "INSERT INTO browsers (id, settings, conversation_id, updated_at, user_name, created_at) VALUES ($1, $2, $3, $4, $5, $4) \
              ON CONFLICT (id) DO UPDATE SET settings = excluded.settings, conversation_id = excluded.conversation_id, updated_at = excluded.updated_at",
         )
         .bind(id)

@@ -476,8 +476,10 @@ pub async fn run(
 
     let sessions = state.sessions.clone();
     let limits = state.limits.clone();
+    let store = Arc::clone(&state.store);
     let sweeper = tokio::spawn(async move {
         let mut ticks = tokio::time::interval(SWEEP_EVERY);
+        let mut swept = 0u32;
         loop {
             ticks.tick().await;
             let dropped = sessions.sweep(std::time::Instant::now());
@@ -485,6 +487,17 @@ pub async fn run(
             if dropped > 0 {
                 tracing::debug!(dropped, "expired idle sessions");
             }
+            // Signed-in browsers past their lifetimes, hourly (and at start).
+            if swept.is_multiple_of(60) {
+                match store.expire_browsers().await {
+                    Ok(0) => {}
+                    Ok(expired) => {
+                        tracing::info!(expired, "signed out browsers past their lifetime")
+                    }
+                    Err(error) => tracing::warn!(%error, "cannot expire signed-in browsers"),
+                }
+            }
+            swept = swept.wrapping_add(1);
         }
     });
     // Stop signals from other instances, and the reaper of answers whose instance died.

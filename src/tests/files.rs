@@ -423,3 +423,45 @@ mod fuzz {
         }
     }
 }
+
+#[tokio::test]
+async fn a_long_file_is_shown_a_window_of_passages_at_a_time() {
+    use crate::ssr::web::knowledge_page::WINDOW;
+    let vars = vars(&searxng::shared().url);
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let server = TestServer::start(&vars).await;
+    let me = browser();
+    let sections = WINDOW * 2 + 50;
+    let markdown: String = (0..sections)
+        .map(|n| format!("# Section {n}\n\nThe keeper wrote line number {n}.\n\n"))
+        .collect();
+    let (status, reply) = upload(&me, &server, "long.md", markdown.into_bytes()).await;
+    assert_eq!(status, 200, "{reply}");
+    let file = reply["items"][0]["id"].as_str().unwrap().to_string();
+    let history = super::exposure::history_of(&me, &server).await;
+    let conversation = &history.conversations[0].id;
+    let url = format!("/knowledge/~files/{conversation}/{file}");
+    // Around passage 430: the last part, with the way back.
+    let page = server.text(&me, &format!("{url}?p=430")).await;
+    assert!(page.contains("<mark id=\"passage\""), "{page}");
+    assert!(page.contains("line number 420."), "{page}");
+    assert!(!page.contains("line number 10."), "only its part");
+    assert!(page.contains(&format!("?from={}", WINDOW)), "{page}");
+    assert!(page.contains(&format!(
+        "第 {}–{sections} 段，共 {sections} 段",
+        2 * WINDOW + 1
+    )));
+    // The first part, without a passage: forward only.
+    let first = server.text(&me, &url).await;
+    assert!(first.contains("line number 0."));
+    assert!(!first.contains(&format!("line number {}.", WINDOW + 5)));
+    assert!(first.contains(&format!("?from={WINDOW}")) && !first.contains("rel=\"prev\""));
+    // Any `from` lands on its part; past the end, the last one.
+    let middle = server
+        .text(&me, &format!("{url}?from={}", WINDOW + 7))
+        .await;
+    assert!(middle.contains(&format!("line number {}.", WINDOW + 50)));
+    assert!(!middle.contains("line number 10."));
+    let past = server.text(&me, &format!("{url}?from=99999")).await;
+    assert!(past.contains(&format!("line number {}.", sections - 1)));
+}

@@ -215,6 +215,16 @@ async fn run_input(
     (exchange, collector.await.unwrap())
 }
 
+/// Runs `question` in Research mode with `script` as the model and `vars` set.
+async fn research_with(
+    script: &Arc<Script>,
+    vars: &[(&str, &str)],
+    question: &str,
+) -> (Exchange, Vec<AnswerEvent>) {
+    let (state, session) = harness(script.clone(), vars);
+    run_research(&state, &session, question, CancellationToken::new()).await
+}
+
 pub(crate) fn sub_question(question: &str, query: &str) -> serde_json::Value {
     json!({ "question": question, "query": query, "language": "en", "purpose": "a gap" })
 }
@@ -609,12 +619,10 @@ async fn exhausted_loops_give_a_low_confidence_guess_and_say_what_is_missing() {
         };
         value.to_string()
     }));
-    let (state, session) = harness(script.clone(), &[("CITED_RESEARCH_MAX_LOOPS", "2")]);
-    let (exchange, _) = run_research(
-        &state,
-        &session,
+    let (exchange, _) = research_with(
+        &script,
+        &[("CITED_RESEARCH_MAX_LOOPS", "2")],
         "When was Alpha Corp founded?",
-        CancellationToken::new(),
     )
     .await;
     let plan = exchange.research.unwrap();
@@ -677,12 +685,10 @@ async fn a_round_that_falls_short_plans_again_for_its_gaps() {
         };
         value.to_string()
     }));
-    let (state, session) = harness(script.clone(), &[("CITED_RESEARCH_MAX_LOOPS", "4")]);
-    let (exchange, _) = run_research(
-        &state,
-        &session,
+    let (exchange, _) = research_with(
+        &script,
+        &[("CITED_RESEARCH_MAX_LOOPS", "4")],
         "When was Alpha Corp founded?",
-        CancellationToken::new(),
     )
     .await;
     let plan = exchange.research.unwrap();
@@ -745,14 +751,7 @@ async fn a_reply_that_echoes_the_prompt_examples_is_asked_again() {
         };
         value.to_string()
     }));
-    let (state, session) = harness(script.clone(), &[]);
-    let (exchange, _) = run_research(
-        &state,
-        &session,
-        "When was Alpha Corp founded?",
-        CancellationToken::new(),
-    )
-    .await;
+    let (exchange, _) = research_with(&script, &[], "When was Alpha Corp founded?").await;
     let plan = exchange.research.unwrap();
     assert_eq!(plan.loops[0].sub_questions[0].query, "five alpha");
     let summaries = script.of(Step::Summary);

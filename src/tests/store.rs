@@ -971,3 +971,73 @@ async fn users_their_browsers_and_their_bytes() {
         assert!(!store.remove_user(&name).await.unwrap());
     }
 }
+
+#[tokio::test]
+async fn signed_in_browsers_end_after_their_idle_and_absolute_lifetimes() {
+    use crate::ssr::store::{SIGNED_IN_FOR, SIGNED_IN_IDLE};
+    const DAY: Duration = Duration::from_secs(86_400);
+    for store in backends().await {
+        let backend = store.backend();
+        let name = format!("user-{}", &owner()[..12]);
+        let signed_in = |user: Option<&String>| StoredBrowser {
+            settings: Settings::default(),
+            conversation: None,
+            user: user.cloned(),
+        };
+        let (fresh, idle, old, anonymous, swept) = (owner(), owner(), owner(), owner(), owner());
+        for id in [&fresh, &idle, &old, &swept] {
+            store
+                .save_browser(id, &signed_in(Some(&name)))
+                .await
+                .unwrap();
+        }
+        store
+            .save_browser(&anonymous, &signed_in(None))
+            .await
+            .unwrap();
+        // Used yesterday, signed in a month ago: still signed in, and marked as used.
+        store.age_browser(&fresh, DAY, 30 * DAY).await.unwrap();
+        // Unused past the idle lifetime; used daily but signed in past the absolute one.
+        store
+            .age_browser(&idle, SIGNED_IN_IDLE + DAY, SIGNED_IN_IDLE + DAY)
+            .await
+            .unwrap();
+        store
+            .age_browser(&old, DAY, SIGNED_IN_FOR + DAY)
+            .await
+            .unwrap();
+        // Anonymous browsers have no sign-in to end.
+        store
+            .age_browser(&anonymous, SIGNED_IN_FOR * 2, SIGNED_IN_FOR * 2)
+            .await
+            .unwrap();
+        assert_eq!(
+            store.browser(&fresh).await.unwrap().and_then(|b| b.user),
+            Some(name.clone()),
+            "{backend:?}"
+        );
+        assert_eq!(store.browser(&idle).await.unwrap(), None, "{backend:?}");
+        assert_eq!(store.browser(&old).await.unwrap(), None, "{backend:?}");
+        assert!(
+            store.browser(&anonymous).await.unwrap().is_some(),
+            "{backend:?}"
+        );
+        // The sweeper ends the ones nobody comes back with.
+        store
+            .age_browser(&swept, SIGNED_IN_IDLE + DAY, SIGNED_IN_IDLE + DAY)
+            .await
+            .unwrap();
+        assert!(store.expire_browsers().await.unwrap() >= 1, "{backend:?}");
+        assert_eq!(store.browser(&swept).await.unwrap(), None, "{backend:?}");
+        assert!(
+            store.browser(&fresh).await.unwrap().is_some(),
+            "{backend:?}"
+        );
+        assert!(store
+            .browsers_of_user(&name)
+            .await
+            .unwrap()
+            .contains(&fresh));
+        assert!(!store.browsers_of_user(&name).await.unwrap().contains(&idle));
+    }
+}

@@ -464,14 +464,16 @@ impl Turn {
         gates.push(Arc::clone(&limits.answers));
         let mut slots = Vec::new();
         let mut queued = false;
+        // Fair between owners: a user's many sessions and API clients count as one.
+        let owner = self.session.owner();
         for gate in gates {
-            if let Some(slot) = gate.try_enter() {
+            if let Some(slot) = gate.try_enter(&owner) {
                 slots.push(slot);
                 continue;
             }
             queued = true;
             let (places, mut heard) = mpsc::unbounded_channel();
-            let enter = gate.enter(move |place| {
+            let enter = gate.enter(&owner, move |place| {
                 let _ = places.send(place);
             });
             tokio::pin!(enter);

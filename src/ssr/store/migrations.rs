@@ -67,6 +67,15 @@ Migration {
     ],
     sqlite: &[],
     postgres: &[],
+},
+// 6: when a browser row began (for a signed-in one, its sign-in), for session lifetimes.
+Migration {
+    common: &[
+        "ALTER TABLE browsers ADD COLUMN created_at {int}",
+        "UPDATE browsers SET created_at = updated_at",
+    ],
+    sqlite: &[],
+    postgres: &[],
 }];
 
 /// A number no other program on the database is likely to lock.

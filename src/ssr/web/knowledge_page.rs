@@ -1,6 +1,7 @@
 //! `GET /knowledge/<path>?p=<n>`: one indexed document, its passage `n` highlighted and
 //! scrolled to. Only documents in the index are served (never an arbitrary file), and every
-//! piece of their text is HTML-escaped.
+//! piece of their text is HTML-escaped. A long document is shown [`WINDOW`] passages at a
+//! time (the ones around `p`, or from `from`), with links to the parts before and after.
 
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -13,7 +14,13 @@ use crate::ssr::state::AppState;
 pub struct PassageQuery {
     #[serde(default)]
     p: Option<usize>,
+    /// The first passage shown (without `p`).
+    #[serde(default)]
+    from: Option<usize>,
 }
+
+/// Passages shown at once.
+pub const WINDOW: usize = 200;
 
 /// Text made safe inside HTML elements and attributes.
 pub fn escape(text: &str) -> String {
@@ -56,10 +63,45 @@ pub async fn show(
         );
         return (StatusCode::NOT_FOUND, Html(body)).into_response();
     };
+    let total = document.passages.len();
+    let start = match (query.p, query.from) {
+        (Some(p), _) => p,
+        (None, Some(from)) => from,
+        (None, None) => 0,
+    };
+    let start = (start.min(total.saturating_sub(1)) / WINDOW) * WINDOW;
+    let end = (start + WINDOW).min(total);
     let mut body = String::new();
+    // Where this part sits in a long document, and the way to the parts around it.
+    let mut around = String::new();
+    if total > WINDOW {
+        let href = |from: usize| format!("?from={from}");
+        if start > 0 {
+            around.push_str(&format!(
+                "<a rel=\"prev\" href=\"{}\">{}</a> ",
+                href(start - WINDOW),
+                escape(t.earlier_passages)
+            ));
+        }
+        around.push_str(&escape(
+            &t.passages_shown
+                .replace("{from}", &(start + 1).to_string())
+                .replace("{to}", &end.to_string())
+                .replace("{total}", &total.to_string()),
+        ));
+        if end < total {
+            around.push_str(&format!(
+                " <a rel=\"next\" href=\"{}\">{}</a>",
+                href(end),
+                escape(t.later_passages)
+            ));
+        }
+        around = format!("<p class=\"knowledge-around\">{around}</p>\n");
+    }
+    body.push_str(&around);
     let mut heading: Option<&str> = None;
     let mut page: Option<u32> = None;
-    for (n, passage) in document.passages.iter().enumerate() {
+    for (n, passage) in document.passages.iter().enumerate().take(end).skip(start) {
         if passage.page.is_some() && passage.page != page {
             page = passage.page;
             if let Some(number) = page {
@@ -85,6 +127,7 @@ pub async fn show(
             body.push_str(&format!("<div class=\"passage\">{paragraphs}</div>\n"));
         }
     }
+    body.push_str(&around);
     let html = format!(
         "<!doctype html><html lang=\"{lang}\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
