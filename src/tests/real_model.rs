@@ -167,15 +167,19 @@ async fn an_answer_cut_at_max_tokens_says_so() {
     input.search_enabled = false;
     let (exchange, events) = run(&state, input).await;
     assert_finished(&exchange, &events);
+    let usage = exchange.usage.clone().unwrap();
+    assert!(usage.completion_tokens <= 16, "{usage:?}");
+    // A reply that reached the limit was cut there, and the answer says so. (SmolLM2 under
+    // the load of the other tests once ended by itself before 16 tokens: nothing to say.)
+    let said = exchange
+        .notices
+        .iter()
+        .any(|n| n.text.contains("length limit (16 tokens)"));
     assert!(
-        exchange
-            .notices
-            .iter()
-            .any(|n| n.text.contains("length limit (16 tokens)")),
-        "{:?}",
+        said || (usage.completion_tokens < 16 && !usage.estimated),
+        "{usage:?} {:?}",
         exchange.notices
     );
-    assert!(exchange.usage.unwrap().completion_tokens <= 16);
 }
 
 #[tokio::test]
