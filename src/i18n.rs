@@ -70,6 +70,8 @@ pub struct Texts {
     pub files_label: &'static str,
     pub file_added: &'static str,
     pub file_removed: &'static str,
+    /// A conversation at `CITED_MAX_EXCHANGES` (`{max}`) questions.
+    pub conversation_full: &'static str,
     pub file_not_found: &'static str,
     /// The button that takes `{name}` out of the conversation.
     pub remove_file: &'static str,
@@ -331,6 +333,7 @@ pub const ZH_CN: Texts = Texts {
     files_label: "对话中的文件",
     file_added: "已添加 {name}：之后的回答会一并搜索它",
     file_removed: "已移除 {name}：之后的回答不再搜索它",
+    conversation_full: "这个对话已有 {max} 个问题，达到上限（CITED_MAX_EXCHANGES）。请点“新对话”继续提问；这个对话仍保留在历史中。",
     file_not_found: "这个对话中没有这个文件。",
     remove_file: "移除 {name}",
     file_unsupported: "只支持 PDF、Markdown、文本、HTML 和 DOCX 文件",
@@ -562,6 +565,7 @@ pub const EN: Texts = Texts {
     files_label: "Files in this conversation",
     file_added: "Added {name}: the next answers search it too",
     file_removed: "Removed {name}: the next answers no longer search it",
+    conversation_full: "This conversation holds {max} questions, its limit (CITED_MAX_EXCHANGES). Start a new chat to ask more; this one stays in the history.",
     file_not_found: "This conversation has no such file.",
     remove_file: "Remove {name}",
     file_unsupported: "Only PDF, Markdown, text, HTML and DOCX files can be added",

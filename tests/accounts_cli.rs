@@ -56,16 +56,22 @@ fn accounts_and_keys_from_the_command_line() {
     let listed = cited(db, &["user", "list"], "");
     assert_eq!(text(&listed.stdout), "alice\n");
 
-    let key = cited(db, &["key", "add", "alice", "--label", "laptop"], "");
-    assert!(key.status.success(), "{}", text(&key.stderr));
-    let key = text(&key.stdout);
+    let added = cited(db, &["key", "add", "alice", "--label", "laptop"], "");
+    assert!(added.status.success(), "{}", text(&added.stderr));
+    let key = text(&added.stdout);
     assert!(key.starts_with("cited_") && key.trim().len() == 38, "{key}");
+    // Its id, said once on stderr, is listed; it is not a piece of the key.
+    let said = text(&added.stderr);
+    let id = said
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(id.len(), 8, "{said}");
+    assert!(!key.contains(&id), "{id} {key}");
     let keys = text(&cited(db, &["key", "list", "alice"], "").stdout);
     assert_eq!(keys.lines().count(), 1);
-    assert!(
-        keys.contains("laptop") && keys.starts_with(&key[6..14]),
-        "{keys}"
-    );
+    assert!(keys.contains("laptop") && keys.starts_with(&id), "{keys}");
     assert!(
         !keys.contains(key.trim()),
         "the key itself is never shown again"

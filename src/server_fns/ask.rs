@@ -124,6 +124,9 @@ pub async fn ask(
         }
         Refusal::QuotaFull => reject(AppError::QuotaFull(t.quota_full.to_string())),
         Refusal::Busy => reject(AppError::Busy(t.busy.to_string())),
+        Refusal::ConversationFull { max } => reject(AppError::BadInput(
+            t.conversation_full.replace("{max}", &max.to_string()),
+        )),
     })?;
     use futures_util::StreamExt;
     let open = crate::ssr::metrics::OpenStream::new();

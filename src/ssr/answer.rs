@@ -110,6 +110,8 @@ pub enum Refusal {
     QuotaFull,
     /// Another answer of the session (or, logged, of the browser) is still running.
     Busy,
+    /// The conversation holds `max` questions already (`CITED_MAX_EXCHANGES`): a new chat.
+    ConversationFull { max: usize },
 }
 
 /// Who asks, for the rate limits and the quota: a user, a browser or a key (`owner`), and
@@ -158,6 +160,13 @@ pub async fn start(
             Err(Refused::TooFast(wait)) => return Err(Refusal::TooFast(wait)),
             Err(Refused::QuotaFull) => return Err(Refusal::QuotaFull),
         }
+    }
+    // A conversation is loaded whole on every open: it has a size it may not pass.
+    let max = state.config.capacity.exchanges_per_conversation;
+    if session.conversation_id().is_some()
+        && usize::try_from(session.next_seq()).unwrap_or(usize::MAX) >= max
+    {
+        return Err(Refusal::ConversationFull { max });
     }
     let (id, cancel) = session.begin_answer().ok_or(Refusal::Busy)?;
     // Frees the session however this ends: refused below, or the task ending or

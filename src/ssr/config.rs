@@ -276,6 +276,8 @@ pub struct Capacity {
     pub asks_per_minute: u32,
     /// Requests one address may make per minute (assets excluded).
     pub requests_per_minute: u32,
+    /// Shared conversations (`/s/<token>`, `/api/shared`) one address may open per minute.
+    pub shares_per_minute: u32,
     /// Open connections at once; more wait in the kernel's queue.
     pub connections: usize,
     /// Open connections one address may hold (slow ones and answer streams count); more are
@@ -291,6 +293,8 @@ pub struct Capacity {
     pub file_memory_bytes: u64,
     /// Its CPU and wall-clock time (`CITED_FILE_SECS`).
     pub file_time: Duration,
+    /// Questions one conversation may hold; past it, a new chat (`CITED_MAX_EXCHANGES`).
+    pub exchanges_per_conversation: usize,
     /// Most bytes of answer text kept; a longer one is cut with a notice.
     pub answer_bytes: usize,
     /// Most stored conversation data per user; past it new questions are refused.
@@ -898,6 +902,13 @@ impl Config {
                 1200,
             ))
             .unwrap_or(u32::MAX),
+            shares_per_minute: u32::try_from(reader.number(
+                "CITED_RATE_SHARES_PER_MIN",
+                1,
+                1_000_000,
+                60,
+            ))
+            .unwrap_or(u32::MAX),
             connections: reader.number("CITED_MAX_CONNECTIONS", 8, 100_000, 512),
             connections_per_address: reader.number(
                 "CITED_MAX_CONNECTIONS_PER_ADDRESS",
@@ -912,6 +923,7 @@ impl Config {
                 * 1024
                 * 1024,
             file_time: reader.seconds("CITED_FILE_SECS", 1, 600, 30),
+            exchanges_per_conversation: reader.number("CITED_MAX_EXCHANGES", 2, 100_000, 500),
             answer_bytes: reader.number("CITED_MAX_ANSWER_KB", 1, 10_000, 256) * 1024,
             user_quota_bytes: reader.number("CITED_USER_QUOTA_MB", 1, 1_000_000, 200) as u64
                 * 1024
@@ -1210,6 +1222,7 @@ impl fmt::Display for Config {
         writeln!(f, "CITED_MAX_PAGE_READS={}", c.page_reads)?;
         writeln!(f, "CITED_RATE_ASKS_PER_MIN={}", c.asks_per_minute)?;
         writeln!(f, "CITED_RATE_REQUESTS_PER_MIN={}", c.requests_per_minute)?;
+        writeln!(f, "CITED_RATE_SHARES_PER_MIN={}", c.shares_per_minute)?;
         writeln!(f, "CITED_MAX_CONNECTIONS={}", c.connections)?;
         writeln!(
             f,
@@ -1229,6 +1242,7 @@ impl fmt::Display for Config {
             c.file_memory_bytes / 1024 / 1024
         )?;
         writeln!(f, "CITED_FILE_SECS={}", c.file_time.as_secs())?;
+        writeln!(f, "CITED_MAX_EXCHANGES={}", c.exchanges_per_conversation)?;
         writeln!(f, "CITED_MAX_ANSWER_KB={}", c.answer_bytes / 1024)?;
         write!(
             f,

@@ -318,6 +318,8 @@ pub struct Limits {
     /// Thumbnail and favicon requests per client address: a page of sources asks many at
     /// once, so they have their own, larger burst.
     pub media: Rate<IpAddr>,
+    /// Shared conversations opened per client address (`CITED_RATE_SHARES_PER_MIN`).
+    pub shares: Rate<IpAddr>,
     /// Sign-in attempts per client address (10 at once, then 10 a minute).
     pub sign_ins: Rate<IpAddr>,
     /// Failed sign-ins by address and account name together (10 in 15 minutes): a
@@ -342,6 +344,7 @@ impl Limits {
             uploads: Rate::per_minute("uploads", capacity.asks_per_minute, 5),
             requests: Rate::per_minute("requests", capacity.requests_per_minute, 20),
             media: Rate::per_minute("media", capacity.requests_per_minute, 100),
+            shares: Rate::per_minute("shares", capacity.shares_per_minute, 10),
             sign_ins: Rate::per_minute("sign-ins", 10, 10),
             sign_in_failures: Failures::new(10, Duration::from_secs(15 * 60)),
             capacity: capacity.clone(),
@@ -364,6 +367,7 @@ impl Limits {
         self.uploads.sweep();
         self.requests.sweep();
         self.media.sweep();
+        self.shares.sweep();
         self.sign_ins.sweep();
         self.sign_in_failures.sweep();
     }

@@ -394,6 +394,11 @@ impl CitedMcp {
                     ))
                 }
                 Err(Refusal::Busy) => return Ok(tool_error("Another answer is still running.")),
+                Err(Refusal::ConversationFull { max }) => {
+                    return Ok(tool_error(format!(
+                        "This conversation holds {max} questions already (CITED_MAX_EXCHANGES); start a new one."
+                    )))
+                }
             };
         let mut progress = Progress {
             token: context.meta.get_progress_token(),

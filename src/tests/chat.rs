@@ -839,3 +839,34 @@ async fn each_focus_reaches_its_searxng_category() {
         "{web:?}"
     );
 }
+
+#[tokio::test]
+async fn a_full_conversation_asks_for_a_new_chat_and_loses_nothing() {
+    let (llm, _) = super::llm::fake_openai().await;
+    let server = super::TestServer::start(&[
+        ("CITED_SEARXNG_URL", &searxng::shared().url),
+        ("CITED_LLM_BASE_URL", &llm),
+        ("CITED_LLM_MODEL", "text"),
+        ("CITED_MAX_EXCHANGES", "2"),
+    ])
+    .await;
+    let client = super::browser();
+    post_ask(&client, &server, "量子计算 入门").await.unwrap();
+    post_ask(&client, &server, "量子计算 应用").await.unwrap();
+    // The third is refused with what to do; the two stay.
+    let refused = post_ask(&client, &server, "量子计算 历史")
+        .await
+        .unwrap_err();
+    assert!(
+        refused.contains("CITED_MAX_EXCHANGES") && refused.contains("新对话"),
+        "{refused}"
+    );
+    let history = super::exposure::history_of(&client, &server).await;
+    assert_eq!(history.conversations.len(), 1);
+    // A new chat takes questions again.
+    let new = client.post(server.url("/new")).send().await.unwrap();
+    assert!(new.status().is_success() || new.status().is_redirection());
+    post_ask(&client, &server, "量子计算 历史").await.unwrap();
+    let history = super::exposure::history_of(&client, &server).await;
+    assert_eq!(history.conversations.len(), 2);
+}

@@ -340,6 +340,30 @@ async fn one_address_cannot_hold_every_connection() {
 }
 
 #[tokio::test]
+async fn shared_conversations_have_a_rate_of_their_own() {
+    let server = TestServer::start(&[("CITED_RATE_SHARES_PER_MIN", "1")]).await;
+    let stranger = browser();
+    let token = "0123456789abcdef0123456789abcdef";
+    let first = stranger
+        .get(server.url(&format!("/s/{token}")))
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(first.status(), 429, "no such share, but counted");
+    let again = stranger
+        .post(server.url("/api/shared"))
+        .form(&[("token", token)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 429);
+    assert!(again.headers().contains_key("retry-after"));
+    // Its other requests are not held back by it.
+    let page = stranger.get(server.url("/")).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+}
+
+#[tokio::test]
 async fn large_bodies_are_refused() {
     let server = TestServer::start(&[("CITED_MAX_BODY_KB", "16")]).await;
     let big = "x".repeat(64 * 1024);

@@ -166,6 +166,9 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
             let key = crate::ssr::limits::address_key(address);
             let rate = if path.starts_with("/media/") {
                 &state.limits.media
+            } else if path.starts_with("/s/") || path == "/api/shared" {
+                // Anyone with a link may open a shared conversation: a rate of its own.
+                &state.limits.shares
             } else {
                 &state.limits.requests
             };

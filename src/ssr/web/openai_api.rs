@@ -271,7 +271,15 @@ pub async fn completions(
                 "quota_exceeded",
             );
         }
-        // A fresh session of its own: never busy.
+        // A fresh session of its own: never busy, never full.
+        Err(Refusal::ConversationFull { .. }) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "the conversation is full (CITED_MAX_EXCHANGES)",
+                None,
+                "conversation_full",
+            );
+        }
         Err(Refusal::Busy) => {
             return error(
                 StatusCode::CONFLICT,
