@@ -37,6 +37,17 @@ pub enum Overlay {
     History,
 }
 
+/// Opens `which`, or closes it when it is the one open.
+pub fn toggle_overlay(overlay: RwSignal<Option<Overlay>>, which: Overlay) {
+    overlay.update(|open| {
+        *open = if *open == Some(which) {
+            None
+        } else {
+            Some(which)
+        }
+    });
+}
+
 /// The head of a panel that is a sheet or a drawer on phones: its title and the button
 /// that closes it (only when the page gave one).
 #[component]

@@ -11,7 +11,7 @@ use leptos::prelude::*;
 
 use crate::components::icons::SearchIcon;
 use crate::components::service_status::SearchStatus;
-use crate::components::{use_lang, use_texts, Overlay, PanelHead};
+use crate::components::{toggle_overlay, use_lang, use_texts, Overlay, PanelHead};
 use crate::model::Lang;
 use crate::model::{Focus, Mode, Period, Settings, Sources};
 use crate::server_fns::{list_models, UpdateSettings};
@@ -326,15 +326,7 @@ pub fn QuestionOptions(
         Mode::Agent => t.search_switch_auto,
         Mode::Research => t.search_switch_auto_research,
     };
-    let toggle = move |which: Overlay| {
-        overlay.update(|open| {
-            *open = if *open == Some(which) {
-                None
-            } else {
-                Some(which)
-            }
-        })
-    };
+    let toggle = move |which: Overlay| toggle_overlay(overlay, which);
     let expanded = move |which: Overlay| move || (overlay.get() == Some(which)).to_string();
     // The filters in force, shown on the button ("筛选 · 一周内 · docs.rs").
     let active = move || {

@@ -201,15 +201,7 @@ fn Workspace(
     // (phones; the stylesheet decides).
     let overlay: RwSignal<Option<Overlay>> = RwSignal::new(None);
     let saver = Saver::new(settings);
-    let toggle = move |which: Overlay| {
-        overlay.update(|open| {
-            *open = if *open == Some(which) {
-                None
-            } else {
-                Some(which)
-            }
-        })
-    };
+    let toggle = move |which: Overlay| crate::components::toggle_overlay(overlay, which);
     let close = Callback::new(move |()| overlay.set(None));
     let expanded = move |which: Overlay| move || (overlay.get() == Some(which)).to_string();
     view! {
