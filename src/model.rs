@@ -366,12 +366,15 @@ pub struct CitationEntry {
     pub also_in_rounds: Vec<u32>,
 }
 
-/// What answers come from, for the empty page's first-run card: a model configured, and
-/// SearXNG usable (as last checked, within a second or two).
+/// What answers come from, for the empty page's first-run card: a model configured,
+/// SearXNG usable (as last checked, within a second or two), and the local knowledge base
+/// holding documents (which the example questions need).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Setup {
     pub model: bool,
     pub web: bool,
+    #[serde(default)]
+    pub knowledge: bool,
 }
 
 /// The health of an outside service (SearXNG, the model), as the settings panel shows it.

@@ -174,7 +174,7 @@ pub fn Conversation(chat: Chat) -> impl IntoView {
     // Neither the web nor a model: one short card says what answers come from and how to
     // turn both on. Example questions the knowledge base answers, unless both are there.
     let offline = setup.is_some_and(|s| !s.model && !s.web);
-    let examples = setup.is_some_and(|s| !(s.model && s.web));
+    let examples = setup.is_some_and(|s| !(s.model && s.web) && s.knowledge);
     view! {
         <section class="conversation" aria-label=t.conversation>
             {shown(move || chat.exchanges.with(Vec::is_empty), move || view! {

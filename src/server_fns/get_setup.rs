@@ -20,5 +20,6 @@ pub async fn get_setup() -> Result<Setup, AppError> {
     Ok(Setup {
         model,
         web: matches!(checked, Ok(Ok(()))),
+        knowledge: !state.knowledge.is_empty(),
     })
 }

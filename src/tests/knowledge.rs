@@ -343,3 +343,36 @@ async fn a_search_keeps_as_many_results_as_configured() {
         "CITED_SEARCH_RESULTS"
     );
 }
+
+#[tokio::test]
+async fn the_first_run_offers_examples_only_with_documents_to_answer_them() {
+    let setup = |server: &TestServer| {
+        let url = server.url("/api/setup");
+        async move {
+            let response = reqwest::Client::new().post(url).send().await.unwrap();
+            assert_eq!(response.status(), 200);
+            response.json::<crate::model::Setup>().await.unwrap()
+        }
+    };
+    // Out of the box: no model, no SearXNG (nothing listens), the project's docs.
+    let with_docs = TestServer::start(&[("CITED_SEARXNG_URL", "http://127.0.0.1:9")]).await;
+    assert_eq!(
+        setup(&with_docs).await,
+        crate::model::Setup {
+            model: false,
+            web: false,
+            knowledge: true,
+        }
+    );
+    // A folder with nothing to index: no examples to offer.
+    let empty = std::env::temp_dir().join(format!("cited-empty-kb-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let folder = empty.display().to_string();
+    let without = TestServer::start(&[
+        ("CITED_SEARXNG_URL", "http://127.0.0.1:9"),
+        ("CITED_KNOWLEDGE_DIR", folder.as_str()),
+    ])
+    .await;
+    assert!(!setup(&without).await.knowledge);
+    std::fs::remove_dir_all(&empty).unwrap();
+}
