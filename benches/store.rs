@@ -1,10 +1,17 @@
-//! The conversation store at scale (the persistence issue's figures): with 10,000
-//! conversations of 5 exchanges each in one browser's history, how long it takes to open
-//! the history list (50 newest), to open one conversation, and to search, on SQLite and on
-//! PostgreSQL (`CITED_TEST_DATABASE_URL`, default `postgres://postgres@127.0.0.1:5432/test`,
-//! skipped with a note when unreachable); and the database size per 1,000 exchanges.
+//! The conversation store at scale, on SQLite and on PostgreSQL (`CITED_TEST_DATABASE_URL`,
+//! default `postgres://postgres@127.0.0.1:5432/test`, skipped with a note when
+//! unreachable):
+//! - with 10,000 conversations of 5 exchanges each in one browser's history, how long it
+//!   takes to open the history list (50 newest), to open one conversation, and to search;
+//!   and the database size per 1,000 exchanges;
+//! - with one conversation of 100 and one of 5,000 exchanges (the history issue's figures):
+//!   what a question adds (the quota check, writing the exchange as it starts and as it
+//!   ends, with its search terms), the history list, opening the conversation, searching
+//!   it and its share page. Flat means the second column is not 50 times the first.
 //!
 //!     cargo bench --features ssr --bench store
+//!
+//! `CITED_BENCH_STORE=long` runs only the second part.
 
 use std::time::Instant;
 
@@ -69,7 +76,24 @@ fn conversation(n: usize, now: i64) -> StoredConversation {
         },
         exchanges,
         registry,
+        earlier: 0,
     }
+}
+
+/// One conversation of `n` exchanges, each with its own marker word (`e<k>x`).
+fn long_conversation(n: usize, now: i64) -> StoredConversation {
+    let mut conversation = conversation(0, now);
+    conversation.summary.title = format!("A long conversation of {n}");
+    let template = conversation.exchanges[0].clone();
+    conversation.exchanges = (0..n)
+        .map(|k| Exchange {
+            id: k as u64,
+            question: format!("Question {k} of the long one?"),
+            answer: format!("{} Marker e{k}x.", template.answer),
+            ..template.clone()
+        })
+        .collect();
+    conversation
 }
 
 #[allow(clippy::print_stdout, reason = "the figures are the bench's output")]
@@ -88,6 +112,12 @@ fn bench(c: &mut Criterion) {
         let store = Store::open(&url).expect("a database URL");
         if let Err(error) = runtime.block_on(store.ready()) {
             println!("{name}: not reachable, skipped ({error})");
+            continue;
+        }
+        if std::env::var("CITED_BENCH_STORE").is_ok_and(|part| part == "long") {
+            for length in [100, 5_000] {
+                long(c, &runtime, &store, name, length);
+            }
             continue;
         }
         let owner = SessionId::random().to_string();
@@ -147,8 +177,90 @@ fn bench(c: &mut Criterion) {
         runtime
             .block_on(store.forget_owner(&owner))
             .expect("the bench's data removed");
+        for length in [100, 5_000] {
+            long(c, &runtime, &store, name, length);
+        }
     }
     let _ = std::fs::remove_file(&sqlite_path);
+}
+
+/// The figures of one conversation of `length` exchanges.
+fn long(
+    c: &mut Criterion,
+    runtime: &tokio::runtime::Runtime,
+    store: &Store,
+    name: &str,
+    length: usize,
+) {
+    let owner = SessionId::random().to_string();
+    let conversation = long_conversation(length, cited::ssr::store::now_millis());
+    let id = conversation.summary.id.clone();
+    runtime
+        .block_on(store.insert_conversations(&owner, &[conversation]))
+        .expect("stored");
+    let token = SessionId::random().to_string();
+    runtime
+        .block_on(store.set_share(&owner, &id, Some(&token)))
+        .expect("shared");
+    let mut group = c.benchmark_group(format!("{name}, one conversation of {length} exchanges"));
+    group.sample_size(20);
+    let template = long_conversation(1, 0).exchanges.remove(0);
+    group.bench_function("a question's store work", |b| {
+        b.iter(|| {
+            let used = runtime.block_on(store.owner_bytes(&owner)).expect("usage");
+            assert!(used > 0);
+            let mut exchange = Exchange {
+                answer: String::new(),
+                state: ExchangeState::Answering,
+                ..template.clone()
+            };
+            let seq = runtime
+                .block_on(store.begin_exchange(&id, &exchange))
+                .expect("begun");
+            exchange.answer = template.answer.clone();
+            exchange.state = ExchangeState::Done;
+            runtime
+                .block_on(store.finish_exchange(&id, seq, &exchange, None))
+                .expect("finished");
+        })
+    });
+    group.bench_function("history list", |b| {
+        b.iter(|| {
+            let listed = runtime.block_on(store.list(&owner, 50)).expect("listed");
+            assert_eq!(listed.len(), 1);
+        })
+    });
+    group.bench_function("open", |b| {
+        b.iter(|| {
+            let open = runtime
+                .block_on(store.conversation_latest(&owner, &id, 200))
+                .expect("read")
+                .expect("there");
+            assert!(!open.exchanges.is_empty());
+        })
+    });
+    let marker = format!("e{}x", length / 2);
+    group.bench_function("search", |b| {
+        b.iter(|| {
+            let found = runtime
+                .block_on(store.search(&owner, &marker, 50))
+                .expect("searched");
+            assert_eq!(found.len(), 1);
+        })
+    });
+    group.bench_function("share page", |b| {
+        b.iter(|| {
+            let shared = runtime
+                .block_on(store.shared_latest(&token, 50))
+                .expect("read")
+                .expect("there");
+            assert!(!shared.exchanges.is_empty());
+        })
+    });
+    group.finish();
+    runtime
+        .block_on(store.forget_owner(&owner))
+        .expect("the bench's data removed");
 }
 
 criterion_group!(benches, bench);

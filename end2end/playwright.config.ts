@@ -32,6 +32,7 @@ export default defineConfig({
   retries: 0,
   forbidOnly: !!process.env.CI,
   reporter: 'list',
+  globalTeardown: './teardown.ts',
   use: { baseURL, headless: true, trace: 'off', locale: 'zh-CN' },
   // The server under test (the freshly built debug binary, path from make e2e), a real
   // SearXNG, and a scripted model (the one thing that cannot run here).

@@ -743,6 +743,9 @@ pub struct ConversationView {
     #[serde(default)]
     pub summary: Option<ConversationSummary>,
     pub exchanges: Vec<Exchange>,
+    /// Exchanges before the first of `exchanges`, not sent (`/api/earlier` reads them).
+    #[serde(default)]
+    pub earlier: u32,
 }
 
 /// A model the picker offers: `id` is `endpoint|model` (`main` is `CITED_LLM_BASE_URL`'s).

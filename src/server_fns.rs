@@ -19,9 +19,9 @@ pub use get_search_status::{get_search_status, GetSearchStatus};
 pub use get_settings::{get_settings, GetSettings};
 pub use get_setup::{get_setup, GetSetup};
 pub use history::{
-    delete_conversation, get_history, get_shared, open_conversation, rename_conversation,
-    share_conversation, DeleteConversation, GetHistory, GetShared, OpenConversation,
-    RenameConversation, ShareConversation, HISTORY_LIMIT,
+    delete_conversation, get_earlier, get_history, get_shared, open_conversation,
+    rename_conversation, share_conversation, DeleteConversation, GetEarlier, GetHistory, GetShared,
+    OpenConversation, RenameConversation, ShareConversation, HISTORY_LIMIT,
 };
 pub use list_models::{list_models, ListModels};
 pub use stop_answer::{stop_answer, StopAnswer};

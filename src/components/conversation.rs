@@ -87,6 +87,19 @@ pub struct Chat {
     /// The owner the exchanges' signals belong to: the conversation's, never that of the
     /// effect or handler that happened to push them (disposed with it).
     owner: StoredValue<Option<Owner>>,
+    /// Exchanges of the conversation before the first shown, not loaded yet.
+    pub earlier: RwSignal<u32>,
+    /// Where the earlier exchanges come from (`None`: nowhere, a conversation not stored).
+    earlier_of: StoredValue<Option<Earlier>>,
+}
+
+/// A stored conversation whose earlier exchanges a page can ask for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Earlier {
+    /// One of the browser's own conversations, by id.
+    Conversation(String),
+    /// A shared conversation, by its token.
+    Shared(String),
 }
 
 impl Chat {
@@ -107,7 +120,52 @@ impl Chat {
             follow_up: RwSignal::new(None),
             next_key,
             owner: StoredValue::new(Owner::current()),
+            earlier: RwSignal::new(0),
+            earlier_of: StoredValue::new(None),
         }
+    }
+
+    /// The conversation had `earlier` exchanges before these, to be read from `of`.
+    pub fn with_earlier(self, earlier: u32, of: Option<Earlier>) -> Chat {
+        if of.is_some() {
+            self.earlier.set(earlier);
+        }
+        self.earlier_of.set_value(of);
+        self
+    }
+
+    /// Reads the page of exchanges before those shown and puts it first.
+    pub async fn load_earlier(self) {
+        let Some(of) = self.earlier_of.get_value() else {
+            return;
+        };
+        let before = self.earlier.get_untracked();
+        let (id, token) = match of {
+            Earlier::Conversation(id) => (Some(id), None),
+            Earlier::Shared(token) => (None, Some(token)),
+        };
+        let Ok(Some(page)) = crate::server_fns::get_earlier(id, token, before).await else {
+            return;
+        };
+        // Keys below every key `push` gives (which count up from 0), each used once.
+        let first = u64::MAX / 2 + u64::from(page.earlier);
+        let owner = self.owner.get_value();
+        let read: Vec<(u64, LiveExchange)> = page
+            .exchanges
+            .into_iter()
+            .enumerate()
+            .map(|(n, exchange)| {
+                let live = match &owner {
+                    Some(owner) => owner.with(|| LiveExchange::new(exchange)),
+                    None => LiveExchange::new(exchange),
+                };
+                (first + n as u64, live)
+            })
+            .collect();
+        self.exchanges.update(|exchanges| {
+            exchanges.splice(0..0, read);
+        });
+        self.earlier.set(page.earlier);
     }
 
     /// Adds an exchange and returns its signals.
@@ -204,6 +262,15 @@ pub fn Conversation(chat: Chat) -> impl IntoView {
                         </ul>
                     })}
                 </div>
+            })}
+            {move || (chat.earlier.get() > 0).then(|| view! {
+                <button
+                    type="button"
+                    class="earlier"
+                    on:click=move |_| { leptos::task::spawn_local(chat.load_earlier()); }
+                >
+                    {t.earlier_questions.replace("{n}", &chat.earlier.get().to_string())}
+                </button>
             })}
             <For each=move || chat.exchanges.get() key=|(key, _)| *key let:item>
                 <ExchangeView key=item.0 exchange=item.1 chat/>

@@ -7,7 +7,7 @@ use leptos::server::codee;
 
 use crate::components::citation_link::provide_open_citation;
 use crate::components::composer::Composer;
-use crate::components::conversation::{Chat, Conversation};
+use crate::components::conversation::{Chat, Conversation, Earlier};
 use crate::components::erase::{Erase, SyncHydrated};
 use crate::components::history::{ConversationActions, HistoryPanel};
 use crate::components::icons::MenuIcon;
@@ -82,7 +82,7 @@ pub fn HomePage(
                     .current
                     .as_ref()
                     .and_then(|id| history.conversations.iter().find(|c| &c.id == id).cloned());
-                view! { <Workspace settings conversation history summary setup/> }
+                view! { <Workspace settings conversation history summary setup earlier=0/> }
             })}
         </Suspense>
     })
@@ -115,7 +115,8 @@ pub fn ConversationPage(id: String) -> impl IntoView {
                         }
                         let conversation = view.exchanges;
                         let summary = view.summary;
-                        view! { <Workspace settings conversation history summary setup=None/> }.erased()
+                        let earlier = view.earlier;
+                        view! { <Workspace settings conversation history summary setup=None earlier/> }.erased()
                     }
                     None => view! {
                         <div class="app">
@@ -135,17 +136,21 @@ pub fn ConversationPage(id: String) -> impl IntoView {
 #[component]
 pub fn SharedPage(token: String) -> impl IntoView {
     let t = use_texts();
+    let shared = token.clone();
     let loaded = blocking(
         move || token.clone(),
         |token| async move { get_shared(token).await.ok().flatten() },
     );
     SyncHydrated(view! {
         <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
+            {move || {
+                let shared = shared.clone();
+                Suspend::new(async move {
                 match loaded.await {
                     Some(view) => {
                         provide_open_citation();
-                        let chat = Chat::new(view.exchanges);
+                        let chat = Chat::new(view.exchanges)
+                            .with_earlier(view.earlier, Some(Earlier::Shared(shared.clone())));
                         let title = view.summary.map(|s| s.title).unwrap_or_default();
                         view! {
                             <div class="app shared">
@@ -168,7 +173,8 @@ pub fn SharedPage(token: String) -> impl IntoView {
                     }
                     None => view! { <p class="not-found">{t.not_found}</p> }.erased(),
                 }
-            })}
+                })
+            }}
         </Suspense>
     })
 }
@@ -181,10 +187,17 @@ fn Workspace(
     summary: Option<ConversationSummary>,
     /// What answers come from, for the empty page (`None`: not shown).
     setup: Option<Setup>,
+    /// Exchanges of the conversation before `conversation`, not loaded yet.
+    earlier: u32,
 ) -> impl IntoView {
     let t = use_texts();
     let settings = RwSignal::new(settings);
-    let chat = Chat::new(conversation);
+    let chat = Chat::new(conversation).with_earlier(
+        earlier,
+        summary
+            .as_ref()
+            .map(|summary| Earlier::Conversation(summary.id.clone())),
+    );
     provide_open_citation();
     provide_context(crate::components::conversation::FirstRun(setup));
     // The history list follows the answers asked here.

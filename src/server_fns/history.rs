@@ -56,7 +56,7 @@ pub async fn open_conversation(id: String) -> Result<Option<ConversationView>, A
     let owner = session.owner();
     let stored = state
         .store
-        .conversation(&owner, &id)
+        .conversation_latest(&owner, &id, crate::ssr::request::SESSION_EXCHANGES)
         .await
         .map_err(|error| {
             tracing::error!(%error, "cannot read a conversation");
@@ -67,17 +67,19 @@ pub async fn open_conversation(id: String) -> Result<Option<ConversationView>, A
     };
     if session.conversation_id().as_deref() != Some(id.as_str()) {
         crate::ssr::request::stop_answer(&state, &session).await;
-        session.open_conversation(id, stored.exchanges.clone(), stored.registry);
+        session.open_conversation(
+            id,
+            stored.exchanges.clone(),
+            stored.earlier,
+            stored.registry,
+        );
         remember(&state, &session).await;
     }
-    Ok(Some(ConversationView {
-        summary: Some(stored.summary),
-        exchanges: stored
-            .exchanges
-            .into_iter()
-            .map(crate::citation::render::for_browser)
-            .collect(),
-    }))
+    Ok(Some(view_of(
+        stored.summary,
+        stored.exchanges,
+        stored.earlier,
+    )))
 }
 
 /// Renames one of the caller's conversations; returns whether it exists.
@@ -153,16 +155,74 @@ pub async fn share_conversation(id: String, on: bool) -> Result<Option<String>, 
 pub async fn get_shared(token: String) -> Result<Option<ConversationView>, AppError> {
     use crate::ssr::request::{reject, state};
 
-    let stored = state()?.store.shared(&token).await.map_err(|error| {
-        tracing::error!(%error, "cannot read a shared conversation");
+    let stored = state()?
+        .store
+        .shared_latest(&token, crate::ssr::request::VIEW_EXCHANGES)
+        .await
+        .map_err(|error| {
+            tracing::error!(%error, "cannot read a shared conversation");
+            reject(AppError::Internal)
+        })?;
+    Ok(stored.map(|stored| view_of(stored.summary, stored.exchanges, stored.earlier)))
+}
+
+/// The exchanges of a conversation before position `before` (the `earlier` of the view
+/// that shows it), a page at a time: one of the caller's conversations by `id`, or a
+/// shared one by `token`. `None` for no such conversation.
+#[server(prefix = "/api", endpoint = "earlier")]
+pub async fn get_earlier(
+    #[server(default)] id: Option<String>,
+    #[server(default)] token: Option<String>,
+    before: u32,
+) -> Result<Option<ConversationView>, AppError> {
+    use crate::ssr::request::{current, reject, state, VIEW_EXCHANGES};
+
+    let store = &state()?.store;
+    let page = match (id, token) {
+        (Some(id), None) => match current() {
+            Some(session) => {
+                store
+                    .earlier(&session.owner(), &id, before, VIEW_EXCHANGES)
+                    .await
+            }
+            None => return Ok(None),
+        },
+        (None, Some(token)) => store.earlier_shared(&token, before, VIEW_EXCHANGES).await,
+        _ => return Err(reject(AppError::BadInput("id or token, not both".into()))),
+    };
+    let page = page.map_err(|error| {
+        tracing::error!(%error, "cannot read a conversation's earlier exchanges");
         reject(AppError::Internal)
     })?;
-    Ok(stored.map(|stored| ConversationView {
-        summary: Some(stored.summary),
-        exchanges: stored
-            .exchanges
+    Ok(page.map(|(exchanges, earlier)| ConversationView {
+        summary: None,
+        exchanges: exchanges
             .into_iter()
             .map(crate::citation::render::for_browser)
             .collect(),
+        earlier,
     }))
+}
+
+/// What a page shows of a conversation: its latest [`VIEW_EXCHANGES`] exchanges, rendered,
+/// and how many came before them.
+///
+/// [`VIEW_EXCHANGES`]: crate::ssr::request::VIEW_EXCHANGES
+#[cfg(feature = "ssr")]
+fn view_of(
+    summary: crate::model::ConversationSummary,
+    mut exchanges: Vec<crate::model::Exchange>,
+    earlier: u32,
+) -> ConversationView {
+    let shown = crate::ssr::request::VIEW_EXCHANGES as usize;
+    let hidden = exchanges.len().saturating_sub(shown);
+    let exchanges = exchanges.split_off(hidden);
+    ConversationView {
+        summary: Some(summary),
+        exchanges: exchanges
+            .into_iter()
+            .map(crate::citation::render::for_browser)
+            .collect(),
+        earlier: earlier.saturating_add(u32::try_from(hidden).unwrap_or(u32::MAX)),
+    }
 }

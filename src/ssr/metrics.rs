@@ -26,6 +26,8 @@ pub struct Metrics {
     pub streams: IntGauge,
     /// Connections closed at once, by `reason` (`connections_per_address`).
     pub refused: IntCounterVec,
+    /// Requests answered 429 by an address's rate, by `rate` (`requests`, `media`, `shares`).
+    pub limited: IntCounterVec,
 }
 
 const LATENCY_BUCKETS: &[f64] = &[
@@ -83,6 +85,14 @@ fn build() -> Result<Metrics, prometheus::Error> {
     )?;
     registry.register(Box::new(streams.clone()))?;
     registry.register(Box::new(refused.clone()))?;
+    let limited = IntCounterVec::new(
+        Opts::new(
+            "cited_requests_limited_total",
+            "Requests refused by an address's rate, by rate.",
+        ),
+        &["rate"],
+    )?;
+    registry.register(Box::new(limited.clone()))?;
     Ok(Metrics {
         registry,
         answers,
@@ -92,6 +102,7 @@ fn build() -> Result<Metrics, prometheus::Error> {
         model_tokens,
         streams,
         refused,
+        limited,
     })
 }
 

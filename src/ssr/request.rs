@@ -18,6 +18,12 @@ use crate::ssr::session::{Session, SessionId};
 use crate::ssr::state::AppState;
 use crate::ssr::store::StoredBrowser;
 
+/// Exchanges of a conversation a session reads from the store: its in-memory window.
+pub const SESSION_EXCHANGES: u32 = crate::ssr::session::MAX_EXCHANGES as u32;
+
+/// Exchanges a conversation's page shows at first and adds each time more are asked for.
+pub const VIEW_EXCHANGES: u32 = 50;
+
 pub const COOKIE_NAME: &str = "cited_session";
 
 /// The cookie's name behind https: a browser takes a `__Host-` cookie only from this host,
@@ -101,12 +107,15 @@ pub async fn find_session(state: &AppState, raw_id: &str) -> Option<Arc<Session>
     if let Some(conversation) = browser.conversation {
         match state
             .store
-            .conversation(&session.owner(), &conversation)
+            .conversation_latest(&session.owner(), &conversation, SESSION_EXCHANGES)
             .await
         {
-            Ok(Some(stored)) => {
-                session.open_conversation(conversation, stored.exchanges, stored.registry)
-            }
+            Ok(Some(stored)) => session.open_conversation(
+                conversation,
+                stored.exchanges,
+                stored.earlier,
+                stored.registry,
+            ),
             Ok(None) => {}
             Err(error) => tracing::warn!(%error, "cannot read the conversation"),
         }
@@ -128,6 +137,7 @@ fn public_path(path: &str) -> bool {
         || path.starts_with("/pkg/")
         || path.starts_with("/s/")
         || path == "/api/shared"
+        || path == "/api/earlier"
         || path.starts_with("/favicon")
 }
 

@@ -111,7 +111,8 @@ type VerdictCache = (
 const MAX_PAGES: usize = 64;
 
 /// Most exchanges kept per session; older ones are dropped (the model sees fewer anyway).
-const MAX_EXCHANGES: usize = 200;
+/// Opening or restoring a conversation reads no more than these from the store.
+pub const MAX_EXCHANGES: usize = 200;
 
 impl Session {
     pub fn new(id: SessionId, now: Instant) -> Session {
@@ -276,8 +277,15 @@ impl Session {
     }
 
     /// Continues a stored conversation: its id, exchanges and registry replace the
-    /// current ones (like a `/reset` for answers still running).
-    pub fn open_conversation(&self, id: String, exchanges: Vec<Exchange>, registry: Registry) {
+    /// current ones (like a `/reset` for answers still running). `earlier` exchanges of it
+    /// came before `exchanges` and were not read.
+    pub fn open_conversation(
+        &self,
+        id: String,
+        exchanges: Vec<Exchange>,
+        earlier: u32,
+        registry: Registry,
+    ) {
         self.generation.fetch_add(1, Ordering::SeqCst);
         lock(&self.search_cache).clear();
         *lock(&self.conversation_id) = Some(id);
@@ -294,7 +302,10 @@ impl Session {
         let mut exchanges = exchanges;
         let excess = exchanges.len().saturating_sub(MAX_EXCHANGES);
         exchanges.drain(..excess);
-        *lock(&self.conversation) = (exchanges, u32::try_from(excess).unwrap_or(u32::MAX));
+        *lock(&self.conversation) = (
+            exchanges,
+            earlier.saturating_add(u32::try_from(excess).unwrap_or(u32::MAX)),
+        );
         *lock(&self.registry) = registry;
     }
 
@@ -520,7 +531,7 @@ mod tests {
             id,
             ..Exchange::default()
         };
-        session.open_conversation("c".into(), vec![stored(1), stored(2)], Registry::new());
+        session.open_conversation("c".into(), vec![stored(1), stored(2)], 0, Registry::new());
         let (id, _) = session.begin_answer().unwrap();
         assert_eq!(id, 3);
     }

@@ -9,9 +9,14 @@
 //! (`answering`) and rewritten when it ends; [`Store::interrupt_unfinished`], run at start,
 //! marks what a crash left `answering` as `interrupted`.
 //!
-//! Search: each conversation's titles, questions and answers as terms ([`crate::text::
-//! search_terms`]: words, and Han characters and their pairs), matched with SQLite FTS5 or
-//! PostgreSQL full-text search.
+//! Search: each conversation's title and each exchange's question and answer as terms
+//! ([`crate::text::search_terms`]: words, and Han characters and their pairs), one row per
+//! exchange written as that exchange is, matched with SQLite FTS5 or PostgreSQL full-text
+//! search; a conversation matches when its rows together hold every term.
+//!
+//! Nothing a question does grows with the history: the exchange's own search row, the
+//! owner's usage as a counter ([`Store::owner_bytes`]), and views that read the latest
+//! exchanges ([`Store::conversation_latest`], [`Store::exchanges_before`]).
 
 mod migrations;
 mod users;
@@ -57,6 +62,8 @@ pub struct StoredConversation {
     pub summary: ConversationSummary,
     pub exchanges: Vec<Exchange>,
     pub registry: Registry,
+    /// Exchanges before the first of `exchanges` that were not read (0 when whole).
+    pub earlier: u32,
 }
 
 /// A browser's remembered state.
@@ -156,6 +163,37 @@ fn summary(row: &AnyRow) -> Result<ConversationSummary, StoreError> {
 }
 
 const SUMMARY_COLUMNS: &str = "id, title, mode, created_at, updated_at, share_token";
+
+/// The search row of a conversation's title (exchanges have theirs at their position).
+const TITLE_ROW: i64 = -1;
+
+/// Most terms of a query matched; more would only narrow what the first ones find.
+const QUERY_TERMS: usize = 16;
+
+/// Bytes an exchange counts for in the storage quota.
+fn exchange_bytes(exchange: &Exchange, data: &str) -> i64 {
+    i64::try_from(exchange.question.len() + exchange.answer.len() + data.len()).unwrap_or(i64::MAX)
+}
+
+/// Adds `delta` bytes to the usage of the owner of `conversation`.
+async fn add_usage(
+    connection: &mut sqlx::AnyConnection,
+    conversation: &str,
+    delta: i64,
+) -> Result<(), StoreError> {
+    if delta == 0 {
+        return Ok(());
+    }
+    sqlx::query(
+        "INSERT INTO owner_usage (owner, bytes) SELECT owner, $1 FROM conversations WHERE id = $2 \
+         ON CONFLICT (owner) DO UPDATE SET bytes = owner_usage.bytes + excluded.bytes",
+    )
+    .bind(delta)
+    .bind(conversation)
+    .execute(&mut *connection)
+    .await?;
+    Ok(())
+}
 
 /// What [`Store::load_one`] reads, before its `WHERE`.
 const LOAD: &str =
@@ -285,12 +323,27 @@ impl Store {
         let mut exchange: Exchange = serde_json::from_str(&data)?;
         exchange.state = ExchangeState::Interrupted;
         exchange.done = true;
-        sqlx::query("UPDATE exchanges SET state = 'interrupted', data = $1 WHERE conversation_id = $2 AND seq = $3 AND state = 'answering'")
-            .bind(serde_json::to_string(&exchange)?)
+        let data = serde_json::to_string(&exchange)?;
+        let bytes = exchange_bytes(&exchange, &data);
+        let mut tx = self.pool.begin().await?;
+        let row = sqlx::query(
+            "SELECT bytes FROM exchanges WHERE conversation_id = $1 AND seq = $2 AND state = 'answering'",
+        )
+        .bind(conversation)
+        .bind(i64::from(seq))
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else { return Ok(()) };
+        let before: i64 = row.try_get("bytes")?;
+        sqlx::query("UPDATE exchanges SET state = 'interrupted', data = $1, bytes = $2 WHERE conversation_id = $3 AND seq = $4 AND state = 'answering'")
+            .bind(data)
+            .bind(bytes)
             .bind(conversation)
             .bind(i64::from(seq))
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
+        add_usage(&mut tx, conversation, bytes - before).await?;
+        tx.commit().await?;
         Ok(())
     }
 
@@ -323,9 +376,11 @@ impl Store {
     ) -> Result<bool, StoreError> {
         self.ready().await?;
         let max = i64::try_from(max).unwrap_or(i64::MAX);
+        let bytes = i64::try_from(file.passages.len()).unwrap_or(i64::MAX);
+        let mut tx = self.pool.begin().await?;
         let added = sqlx::query(
-            "INSERT INTO files (id, conversation_id, name, size, passages, created_at) \
-             SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM conversations \
+            "INSERT INTO files (id, conversation_id, name, size, passages, created_at, bytes) \
+             SELECT $1, $2, $3, $4, $5, $6, $9 WHERE EXISTS (SELECT 1 FROM conversations \
              WHERE id = $2 AND owner = $7 AND deleted_at IS NULL) \
              AND (SELECT COUNT(*) FROM files WHERE conversation_id = $2) < $8",
         )
@@ -337,14 +392,17 @@ impl Store {
         .bind(now_millis())
         .bind(owner)
         .bind(max)
-        .execute(&self.pool)
+        .bind(bytes)
+        .execute(&mut *tx)
         .await?
         .rows_affected();
+        if added == 1 {
+            add_usage(&mut tx, conversation, bytes).await?;
+        }
+        tx.commit().await?;
         Ok(added == 1)
     }
 
-    /// The files of one of `owner`'s conversations, oldest first; none for a deleted one.
-    /// The ids of a conversation's files, oldest first (what its file index is built of).
     /// Takes file `id` out of `owner`'s conversation; its name, or `None` when there is
     /// no such file there.
     pub async fn remove_file(
@@ -355,7 +413,7 @@ impl Store {
     ) -> Result<Option<String>, StoreError> {
         self.ready().await?;
         let found = sqlx::query(
-            "SELECT f.name FROM files f JOIN conversations c ON c.id = f.conversation_id \
+            "SELECT f.name, f.bytes FROM files f JOIN conversations c ON c.id = f.conversation_id \
              WHERE f.id = $1 AND f.conversation_id = $2 AND c.owner = $3 AND c.deleted_at IS NULL",
         )
         .bind(id)
@@ -367,15 +425,22 @@ impl Store {
             return Ok(None);
         };
         let name: String = row.try_get("name")?;
+        let bytes: i64 = row.try_get("bytes")?;
+        let mut tx = self.pool.begin().await?;
         let removed = sqlx::query("DELETE FROM files WHERE id = $1 AND conversation_id = $2")
             .bind(id)
             .bind(conversation)
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?
             .rows_affected();
+        if removed > 0 {
+            add_usage(&mut tx, conversation, -bytes).await?;
+        }
+        tx.commit().await?;
         Ok((removed > 0).then_some(name))
     }
 
+    /// The ids of a conversation's files, oldest first (what its file index is built of).
     pub async fn file_ids(
         &self,
         owner: &str,
@@ -393,6 +458,7 @@ impl Store {
         rows.iter().map(|row| Ok(row.try_get("id")?)).collect()
     }
 
+    /// The files of one of `owner`'s conversations, oldest first; none for a deleted one.
     pub async fn files(
         &self,
         owner: &str,
@@ -519,8 +585,8 @@ impl Store {
         self.ready().await?;
         let now = now_millis();
         sqlx::query(
-            "INSERT INTO conversations (id, owner, title, mode, registry, created_at, updated_at, search_body) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            "INSERT INTO conversations (id, owner, title, mode, registry, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(id)
         .bind(owner)
@@ -529,10 +595,9 @@ impl Store {
         .bind(serde_json::to_string(&Registry::new())?)
         .bind(now)
         .bind(now)
-        .bind(search_terms(title).join(" "))
         .execute(&self.pool)
         .await?;
-        self.index_logged(id).await;
+        self.index_logged(id, TITLE_ROW, title.to_string()).await;
         Ok(())
     }
 
@@ -546,13 +611,15 @@ impl Store {
         self.ready().await?;
         let now = now_millis();
         let data = serde_json::to_string(exchange)?;
+        let bytes = exchange_bytes(exchange, &data);
         let mut tries = 0;
         let seq: i64 = loop {
             // The position and the row in one statement; two at once collide on the key and
             // the loser tries again.
+            let mut tx = self.pool.begin().await?;
             let inserted = sqlx::query(
-                "INSERT INTO exchanges (conversation_id, seq, question, answer, state, data, created_at, updated_at) \
-                 SELECT $1, COALESCE(MAX(seq) + 1, 0), $2, $3, $4, $5, $6, $7 FROM exchanges WHERE conversation_id = $8 \
+                "INSERT INTO exchanges (conversation_id, seq, question, answer, state, data, created_at, updated_at, bytes) \
+                 SELECT $1, COALESCE(MAX(seq) + 1, 0), $2, $3, $4, $5, $6, $7, $9 FROM exchanges WHERE conversation_id = $8 \
                  RETURNING seq",
             )
             .bind(conversation)
@@ -563,10 +630,16 @@ impl Store {
             .bind(now)
             .bind(now)
             .bind(conversation)
-            .fetch_one(&self.pool)
+            .bind(bytes)
+            .fetch_one(&mut *tx)
             .await;
             match inserted {
-                Ok(row) => break row.try_get("seq")?,
+                Ok(row) => {
+                    let seq = row.try_get("seq")?;
+                    add_usage(&mut tx, conversation, bytes).await?;
+                    tx.commit().await?;
+                    break seq;
+                }
                 Err(error) if tries < 3 => {
                     tracing::debug!(%error, "exchange position taken; trying again");
                     tries += 1;
@@ -575,7 +648,8 @@ impl Store {
             }
         };
         self.touch(conversation, exchange.mode, None).await?;
-        self.index_logged(conversation).await;
+        self.index_logged(conversation, seq, exchange_text(exchange))
+            .await;
         Ok(u32::try_from(seq).unwrap_or(u32::MAX))
     }
 
@@ -588,20 +662,37 @@ impl Store {
         registry: Option<&Registry>,
     ) -> Result<(), StoreError> {
         self.ready().await?;
+        let data = serde_json::to_string(exchange)?;
+        let bytes = exchange_bytes(exchange, &data);
+        let mut tx = self.pool.begin().await?;
+        let before: Option<i64> =
+            sqlx::query("SELECT bytes FROM exchanges WHERE conversation_id = $1 AND seq = $2")
+                .bind(conversation)
+                .bind(i64::from(seq))
+                .fetch_optional(&mut *tx)
+                .await?
+                .map(|row| row.try_get("bytes"))
+                .transpose()?;
         sqlx::query(
-            "UPDATE exchanges SET answer = $1, state = $2, data = $3, updated_at = $4 \
-             WHERE conversation_id = $5 AND seq = $6",
+            "UPDATE exchanges SET answer = $1, state = $2, data = $3, updated_at = $4, bytes = $5 \
+             WHERE conversation_id = $6 AND seq = $7",
         )
         .bind(exchange.answer.as_str())
         .bind(state_name(exchange.state))
-        .bind(serde_json::to_string(exchange)?)
+        .bind(data)
         .bind(now_millis())
+        .bind(bytes)
         .bind(conversation)
         .bind(i64::from(seq))
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
+        if let Some(before) = before {
+            add_usage(&mut tx, conversation, bytes - before).await?;
+        }
+        tx.commit().await?;
         self.touch(conversation, exchange.mode, registry).await?;
-        self.index_logged(conversation).await;
+        self.index_logged(conversation, i64::from(seq), exchange_text(exchange))
+            .await;
         Ok(())
     }
 
@@ -636,60 +727,27 @@ impl Store {
         Ok(())
     }
 
-    /// Re-indexes a conversation; a failure only makes it harder to find, so it is logged.
-    async fn index_logged(&self, conversation: &str) {
-        if let Err(error) = self.index(conversation).await {
+    /// Writes one search row (the title's, or an exchange's); a failure only makes the
+    /// conversation harder to find, so it is logged. The terms are found off the async
+    /// workers.
+    async fn index_logged(&self, conversation: &str, seq: i64, text: String) {
+        let body = match tokio::task::spawn_blocking(move || search_terms(&text).join(" ")).await {
+            Ok(body) => body,
+            Err(error) => {
+                tracing::warn!(%error, "cannot find a conversation's search terms");
+                return;
+            }
+        };
+        if let Err(error) = self.index(conversation, seq, &body).await {
             tracing::warn!(%error, "cannot update a conversation's search terms");
         }
     }
 
-    /// Rebuilds a conversation's search terms from its title, questions and answers.
-    async fn index(&self, conversation: &str) -> Result<(), StoreError> {
-        let title: Option<String> = sqlx::query("SELECT title FROM conversations WHERE id = $1")
-            .bind(conversation)
-            .fetch_optional(&self.pool)
-            .await?
-            .map(|row| row.try_get("title"))
-            .transpose()?;
-        let Some(title) = title else { return Ok(()) };
-        let rows = sqlx::query(
-            "SELECT question, answer FROM exchanges WHERE conversation_id = $1 ORDER BY seq",
-        )
-        .bind(conversation)
-        .fetch_all(&self.pool)
-        .await?;
-        let mut text = title;
-        for row in &rows {
-            let question: String = row.try_get("question")?;
-            let answer: String = row.try_get("answer")?;
-            text.push('\n');
-            text.push_str(&question);
-            text.push('\n');
-            text.push_str(&answer);
-        }
-        let body = search_terms(&text).join(" ");
-        match self.backend {
-            Backend::Postgres => {
-                sqlx::query("UPDATE conversations SET search_body = $1 WHERE id = $2")
-                    .bind(body)
-                    .bind(conversation)
-                    .execute(&self.pool)
-                    .await?;
-            }
-            Backend::Sqlite => {
-                sqlx::query("DELETE FROM conversation_search WHERE conversation_id = $1")
-                    .bind(conversation)
-                    .execute(&self.pool)
-                    .await?;
-                sqlx::query(
-                    "INSERT INTO conversation_search (body, conversation_id) VALUES ($1, $2)",
-                )
-                .bind(body)
-                .bind(conversation)
-                .execute(&self.pool)
-                .await?;
-            }
-        }
+    /// Replaces search row `seq` of a conversation with `body`.
+    async fn index(&self, conversation: &str, seq: i64, body: &str) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        write_search_row(&mut tx, self.backend, conversation, seq, body).await?;
+        tx.commit().await?;
         Ok(())
     }
 
@@ -721,48 +779,41 @@ impl Store {
         limit: u32,
     ) -> Result<Vec<ConversationSummary>, StoreError> {
         self.ready().await?;
-        let terms = search_terms(query);
+        let mut terms = search_terms(query);
+        let mut seen = std::collections::HashSet::new();
+        terms.retain(|term| seen.insert(term.clone()));
+        terms.truncate(QUERY_TERMS);
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = match self.backend {
-            Backend::Sqlite => {
-                // Every term quoted: no input is FTS5 syntax.
-                let matched: Vec<String> = terms
-                    .iter()
-                    .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-                    .collect();
-                let sql = format!(
-                    "SELECT {} FROM conversation_search s JOIN conversations c ON c.id = s.conversation_id \
-                     WHERE conversation_search MATCH $1 AND c.owner = $2 AND c.deleted_at IS NULL \
-                     ORDER BY c.updated_at DESC, c.id DESC LIMIT $3",
-                    SUMMARY_COLUMNS
-                        .split(", ")
-                        .map(|c| format!("c.{c}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-                sqlx::query(&sql)
-                    .bind(matched.join(" "))
-                    .bind(owner)
-                    .bind(i64::from(limit))
-                    .fetch_all(&self.pool)
-                    .await?
-            }
-            Backend::Postgres => {
-                let sql = format!(
-                    "SELECT {SUMMARY_COLUMNS} FROM conversations WHERE owner = $1 AND deleted_at IS NULL \
-                     AND to_tsvector('simple', search_body) @@ plainto_tsquery('simple', $2) \
-                     ORDER BY updated_at DESC, id DESC LIMIT $3"
-                );
-                sqlx::query(&sql)
-                    .bind(owner)
-                    .bind(terms.join(" "))
-                    .bind(i64::from(limit))
-                    .fetch_all(&self.pool)
-                    .await?
-            }
+        // The conversations with each term in some row, intersected: every term somewhere.
+        let each = |n: usize| match self.backend {
+            Backend::Sqlite => format!(
+                "SELECT r.conversation_id FROM search_rows r WHERE r.id IN \
+                 (SELECT rowid FROM exchange_search WHERE exchange_search MATCH ${n})"
+            ),
+            Backend::Postgres => format!(
+                "SELECT conversation_id FROM exchange_search \
+                 WHERE to_tsvector('simple', body) @@ plainto_tsquery('simple', ${n})"
+            ),
         };
+        let matching = (0..terms.len())
+            .map(|i| each(i + 3))
+            .collect::<Vec<_>>()
+            .join(" INTERSECT ");
+        let sql = format!(
+            "SELECT {SUMMARY_COLUMNS} FROM conversations WHERE owner = $1 AND deleted_at IS NULL \
+             AND id IN ({matching}) ORDER BY updated_at DESC, id DESC LIMIT $2"
+        );
+        let mut select = sqlx::query(&sql).bind(owner).bind(i64::from(limit));
+        for term in &terms {
+            select = match self.backend {
+                // Quoted: no input is FTS5 syntax.
+                Backend::Sqlite => select.bind(format!("\"{}\"", term.replace('"', "\"\""))),
+                Backend::Postgres => select.bind(term.clone()),
+            };
+        }
+        let rows = select.fetch_all(&self.pool).await?;
         rows.iter().map(summary).collect()
     }
 
@@ -831,59 +882,46 @@ impl Store {
         let mut tx = self.pool.begin().await?;
         for conversation in conversations {
             let summary = &conversation.summary;
-            let mut text = summary.title.clone();
             sqlx::query(
-            "INSERT INTO conversations (id, owner, title, mode, registry, created_at, updated_at, search_body) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, '')",
-        )
-        .bind(summary.id.as_str())
-        .bind(owner)
-        .bind(summary.title.as_str())
-        .bind(summary.mode.as_str())
-        .bind(serde_json::to_string(&conversation.registry)?)
-        .bind(summary.created_at)
-        .bind(summary.updated_at)
-        .execute(&mut *tx)
-        .await?;
-            for (seq, exchange) in conversation.exchanges.iter().enumerate() {
-                sqlx::query(
-                "INSERT INTO exchanges (conversation_id, seq, question, answer, state, data, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                "INSERT INTO conversations (id, owner, title, mode, registry, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
             )
             .bind(summary.id.as_str())
-            .bind(i64::try_from(seq).unwrap_or(i64::MAX))
-            .bind(exchange.question.as_str())
-            .bind(exchange.answer.as_str())
-            .bind(state_name(exchange.state))
-            .bind(serde_json::to_string(exchange)?)
-            .bind(summary.updated_at)
+            .bind(owner)
+            .bind(summary.title.as_str())
+            .bind(summary.mode.as_str())
+            .bind(serde_json::to_string(&conversation.registry)?)
+            .bind(summary.created_at)
             .bind(summary.updated_at)
             .execute(&mut *tx)
             .await?;
-                text.push('\n');
-                text.push_str(&exchange.question);
-                text.push('\n');
-                text.push_str(&exchange.answer);
+            let title = search_terms(&summary.title).join(" ");
+            write_search_row(&mut tx, self.backend, &summary.id, TITLE_ROW, &title).await?;
+            let mut total = 0;
+            for (seq, exchange) in conversation.exchanges.iter().enumerate() {
+                let seq = i64::try_from(seq).unwrap_or(i64::MAX);
+                let data = serde_json::to_string(exchange)?;
+                let bytes = exchange_bytes(exchange, &data);
+                total += bytes;
+                sqlx::query(
+                    "INSERT INTO exchanges (conversation_id, seq, question, answer, state, data, created_at, updated_at, bytes) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                )
+                .bind(summary.id.as_str())
+                .bind(seq)
+                .bind(exchange.question.as_str())
+                .bind(exchange.answer.as_str())
+                .bind(state_name(exchange.state))
+                .bind(data)
+                .bind(summary.updated_at)
+                .bind(summary.updated_at)
+                .bind(bytes)
+                .execute(&mut *tx)
+                .await?;
+                let body = search_terms(&exchange_text(exchange)).join(" ");
+                write_search_row(&mut tx, self.backend, &summary.id, seq, &body).await?;
             }
-            let body = search_terms(&text).join(" ");
-            match self.backend {
-                Backend::Postgres => {
-                    sqlx::query("UPDATE conversations SET search_body = $1 WHERE id = $2")
-                        .bind(body)
-                        .bind(summary.id.as_str())
-                        .execute(&mut *tx)
-                        .await?;
-                }
-                Backend::Sqlite => {
-                    sqlx::query(
-                        "INSERT INTO conversation_search (body, conversation_id) VALUES ($1, $2)",
-                    )
-                    .bind(body)
-                    .bind(summary.id.as_str())
-                    .execute(&mut *tx)
-                    .await?;
-                }
-            }
+            add_usage(&mut tx, &summary.id, total).await?;
         }
         tx.commit().await?;
         Ok(())
@@ -898,12 +936,31 @@ impl Store {
             .bind(owner)
             .execute(&mut *tx)
             .await?;
-        if self.backend == Backend::Sqlite {
-            sqlx::query("DELETE FROM conversation_search WHERE conversation_id IN (SELECT id FROM conversations WHERE owner = $1)")
+        match self.backend {
+            Backend::Sqlite => {
+                sqlx::query(
+                    "DELETE FROM exchange_search WHERE rowid IN (SELECT r.id FROM search_rows r \
+                     JOIN conversations c ON c.id = r.conversation_id WHERE c.owner = $1)",
+                )
                 .bind(owner)
                 .execute(&mut *tx)
                 .await?;
+                sqlx::query("DELETE FROM search_rows WHERE conversation_id IN (SELECT id FROM conversations WHERE owner = $1)")
+                    .bind(owner)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            Backend::Postgres => {
+                sqlx::query("DELETE FROM exchange_search WHERE conversation_id IN (SELECT id FROM conversations WHERE owner = $1)")
+                    .bind(owner)
+                    .execute(&mut *tx)
+                    .await?;
+            }
         }
+        sqlx::query("DELETE FROM owner_usage WHERE owner = $1")
+            .bind(owner)
+            .execute(&mut *tx)
+            .await?;
         sqlx::query("DELETE FROM files WHERE conversation_id IN (SELECT id FROM conversations WHERE owner = $1)")
             .bind(owner)
             .execute(&mut *tx)
@@ -941,40 +998,137 @@ impl Store {
         self.load_one(sqlx::query(&sql).bind(token)).await
     }
 
+    /// A shared conversation with only its latest `n` exchanges, for anyone with its token.
+    pub async fn shared_latest(
+        &self,
+        token: &str,
+        n: u32,
+    ) -> Result<Option<StoredConversation>, StoreError> {
+        let sql = format!("{LOAD} WHERE share_token = $1 AND deleted_at IS NULL");
+        self.load_page(sqlx::query(&sql).bind(token), Some(n)).await
+    }
+
+    /// One of `owner`'s conversations with only its latest `n` exchanges (and how many came
+    /// before): what opening it shows and continues.
+    pub async fn conversation_latest(
+        &self,
+        owner: &str,
+        id: &str,
+        n: u32,
+    ) -> Result<Option<StoredConversation>, StoreError> {
+        let sql = format!("{LOAD} WHERE id = $1 AND owner = $2 AND deleted_at IS NULL");
+        self.load_page(sqlx::query(&sql).bind(id).bind(owner), Some(n))
+            .await
+    }
+
+    /// Up to `n` exchanges of one of `owner`'s conversations before position `before`,
+    /// oldest first, with how many come before them; `None` for no such conversation.
+    pub async fn earlier(
+        &self,
+        owner: &str,
+        id: &str,
+        before: u32,
+        n: u32,
+    ) -> Result<Option<(Vec<Exchange>, u32)>, StoreError> {
+        self.ready().await?;
+        let found = sqlx::query(
+            "SELECT id FROM conversations WHERE id = $1 AND owner = $2 AND deleted_at IS NULL",
+        )
+        .bind(id)
+        .bind(owner)
+        .fetch_optional(&self.pool)
+        .await?;
+        match found {
+            Some(_) => self.exchanges(id, Some(before), Some(n)).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Like [`Store::earlier`], of a shared conversation, for anyone with its token.
+    pub async fn earlier_shared(
+        &self,
+        token: &str,
+        before: u32,
+        n: u32,
+    ) -> Result<Option<(Vec<Exchange>, u32)>, StoreError> {
+        self.ready().await?;
+        let found = sqlx::query(
+            "SELECT id FROM conversations WHERE share_token = $1 AND deleted_at IS NULL",
+        )
+        .bind(token)
+        .fetch_optional(&self.pool)
+        .await?;
+        match found {
+            Some(row) => {
+                let id: String = row.try_get("id")?;
+                self.exchanges(&id, Some(before), Some(n)).await.map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+
     /// The conversation a query over [`LOAD`] selects, with its exchanges.
     async fn load_one<'q>(
         &self,
         query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
     ) -> Result<Option<StoredConversation>, StoreError> {
-        self.ready().await?;
-        match query.fetch_optional(&self.pool).await? {
-            Some(row) => self.load(&row).await.map(Some),
-            None => Ok(None),
-        }
+        self.load_page(query, None).await
     }
 
-    async fn load(&self, row: &AnyRow) -> Result<StoredConversation, StoreError> {
-        let summary = summary(row)?;
+    /// The conversation a query over [`LOAD`] selects, with its latest `latest` exchanges
+    /// (all when `None`).
+    async fn load_page<'q>(
+        &self,
+        query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+        latest: Option<u32>,
+    ) -> Result<Option<StoredConversation>, StoreError> {
+        self.ready().await?;
+        let Some(row) = query.fetch_optional(&self.pool).await? else {
+            return Ok(None);
+        };
+        let summary = summary(&row)?;
         let registry: String = row.try_get("registry")?;
+        let (exchanges, earlier) = self.exchanges(&summary.id, None, latest).await?;
+        Ok(Some(StoredConversation {
+            summary,
+            exchanges,
+            registry: serde_json::from_str(&registry)?,
+            earlier,
+        }))
+    }
+
+    /// A conversation's exchanges before position `before` (all when `None`), the latest
+    /// `n` of them (all when `None`), oldest first; and the position of the first read
+    /// (how many come before it: positions run from 0 without gaps).
+    async fn exchanges(
+        &self,
+        conversation: &str,
+        before: Option<u32>,
+        n: Option<u32>,
+    ) -> Result<(Vec<Exchange>, u32), StoreError> {
         let rows = sqlx::query(
-            "SELECT data, state FROM exchanges WHERE conversation_id = $1 ORDER BY seq",
+            "SELECT data, state, seq FROM exchanges WHERE conversation_id = $1 AND seq < $2 \
+             ORDER BY seq DESC LIMIT $3",
         )
-        .bind(summary.id.as_str())
+        .bind(conversation)
+        .bind(before.map_or(i64::MAX, i64::from))
+        .bind(n.map_or(i64::MAX, i64::from))
         .fetch_all(&self.pool)
         .await?;
         let mut exchanges = Vec::with_capacity(rows.len());
-        for row in &rows {
+        let mut first = 0;
+        for row in rows.iter().rev() {
             let data: String = row.try_get("data")?;
             let state: String = row.try_get("state")?;
+            let seq: i64 = row.try_get("seq")?;
+            if exchanges.is_empty() {
+                first = u32::try_from(seq).unwrap_or(0);
+            }
             let mut exchange: Exchange = serde_json::from_str(&data)?;
             exchange.state = state_of(&state);
             exchanges.push(exchange);
         }
-        Ok(StoredConversation {
-            summary,
-            exchanges,
-            registry: serde_json::from_str(&registry)?,
-        })
+        Ok((exchanges, first))
     }
 
     /// Renames one of `owner`'s conversations; false when there is no such conversation.
@@ -1015,7 +1169,7 @@ impl Store {
         .rows_affected()
             > 0;
         if done {
-            self.index_logged(id).await;
+            self.index_logged(id, TITLE_ROW, title_from(to)).await;
         }
         Ok(done)
     }
@@ -1116,9 +1270,108 @@ impl Store {
             .bind(owner)
             .execute(&self.pool)
             .await?;
-        Ok(self
-            .conversation(owner, id)
-            .await?
-            .and_then(|c| c.summary.share_token))
+        let row = sqlx::query(
+            "SELECT share_token FROM conversations WHERE id = $1 AND owner = $2 AND deleted_at IS NULL",
+        )
+        .bind(id)
+        .bind(owner)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(match row {
+            Some(row) => row.try_get("share_token")?,
+            None => None,
+        })
     }
+}
+
+#[cfg(test)]
+impl Store {
+    /// The schema as migration `version` left it, for a test of the migrations after it.
+    pub(crate) async fn migrate_to(&self, version: usize) -> Result<(), StoreError> {
+        migrations::apply_to(&self.pool, self.backend, version).await
+    }
+
+    /// Runs `sql` with text arguments (a test writing rows as an older version did).
+    pub(crate) async fn execute(&self, sql: &str, args: &[&str]) -> Result<(), StoreError> {
+        let mut query = sqlx::query(sql);
+        for arg in args {
+            query = query.bind(*arg);
+        }
+        query.execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// An owner's bytes counted from the rows themselves, to check the counter against.
+    pub(crate) async fn recount_owner_bytes(&self, owner: &str) -> Result<i64, StoreError> {
+        let bytes = |column: &str| match self.backend {
+            Backend::Sqlite => format!("LENGTH(CAST({column} AS BLOB))"),
+            Backend::Postgres => format!("OCTET_LENGTH({column})"),
+        };
+        let sql = format!(
+            "SELECT CAST(COALESCE((SELECT SUM({} + {} + {}) \
+             FROM exchanges e JOIN conversations c ON c.id = e.conversation_id WHERE c.owner = $1), 0) \
+             + COALESCE((SELECT SUM({}) \
+             FROM files f JOIN conversations c ON c.id = f.conversation_id WHERE c.owner = $1), 0) \
+             AS BIGINT) AS bytes",
+            bytes("e.data"),
+            bytes("e.question"),
+            bytes("e.answer"),
+            bytes("f.passages"),
+        );
+        Ok(sqlx::query(&sql)
+            .bind(owner)
+            .fetch_one(&self.pool)
+            .await?
+            .try_get("bytes")?)
+    }
+}
+
+/// The text an exchange is found by: its question and answer.
+fn exchange_text(exchange: &Exchange) -> String {
+    format!("{}\n{}", exchange.question, exchange.answer)
+}
+
+/// Replaces search row `seq` of `conversation` with the terms `body`.
+async fn write_search_row(
+    connection: &mut sqlx::AnyConnection,
+    backend: Backend,
+    conversation: &str,
+    seq: i64,
+    body: &str,
+) -> Result<(), StoreError> {
+    match backend {
+        Backend::Sqlite => {
+            // FTS5 finds rows by rowid only: `search_rows` gives each (conversation, seq) one.
+            let row = sqlx::query(
+                "INSERT INTO search_rows (conversation_id, seq) VALUES ($1, $2) \
+                 ON CONFLICT (conversation_id, seq) DO UPDATE SET seq = excluded.seq RETURNING id",
+            )
+            .bind(conversation)
+            .bind(seq)
+            .fetch_one(&mut *connection)
+            .await?;
+            let id: i64 = row.try_get("id")?;
+            sqlx::query("DELETE FROM exchange_search WHERE rowid = $1")
+                .bind(id)
+                .execute(&mut *connection)
+                .await?;
+            sqlx::query("INSERT INTO exchange_search (rowid, body) VALUES ($1, $2)")
+                .bind(id)
+                .bind(body)
+                .execute(&mut *connection)
+                .await?;
+        }
+        Backend::Postgres => {
+            sqlx::query(
+                "INSERT INTO exchange_search (conversation_id, seq, body) VALUES ($1, $2, $3) \
+                 ON CONFLICT (conversation_id, seq) DO UPDATE SET body = excluded.body",
+            )
+            .bind(conversation)
+            .bind(seq)
+            .bind(body)
+            .execute(&mut *connection)
+            .await?;
+        }
+    }
+    Ok(())
 }

@@ -212,12 +212,13 @@ fn opening_a_conversation_picks_its_last_model() {
         },
         Exchange::default(),
     ];
-    session.open_conversation("c1".into(), exchanges, crate::citation::Registry::new());
+    session.open_conversation("c1".into(), exchanges, 0, crate::citation::Registry::new());
     assert_eq!(session.settings().model.as_deref(), Some("second|gamma"));
     // A conversation no model answered in keeps the current choice.
     session.open_conversation(
         "c2".into(),
         vec![Exchange::default()],
+        0,
         crate::citation::Registry::new(),
     );
     assert_eq!(session.settings().model.as_deref(), Some("second|gamma"));

@@ -1041,3 +1041,368 @@ async fn signed_in_browsers_end_after_their_idle_and_absolute_lifetimes() {
         assert!(!store.browsers_of_user(&name).await.unwrap().contains(&idle));
     }
 }
+
+#[tokio::test]
+async fn a_question_touches_its_own_rows_and_the_counter_keeps_the_sum() {
+    for store in backends().await {
+        let backend = store.backend();
+        let (me, id) = fresh_conversation(&store, "Notes on runtimes").await;
+        // Terms spread over exchanges: a conversation matches when its rows together hold
+        // every term of the query.
+        let first = store
+            .begin_exchange(
+                &id,
+                &exchange("what is tokio", "", ExchangeState::Answering),
+            )
+            .await
+            .unwrap();
+        let found = |query: &'static str| {
+            let (store, me) = (&store, me.clone());
+            async move { store.search(&me, query, 20).await.unwrap().len() }
+        };
+        assert_eq!(
+            found("tokio").await,
+            1,
+            "{backend:?}: the question, as it starts"
+        );
+        assert_eq!(found("scheduler").await, 0, "{backend:?}");
+        store
+            .finish_exchange(
+                &id,
+                first,
+                &exchange(
+                    "what is tokio",
+                    "A work-stealing scheduler [1].",
+                    ExchangeState::Done,
+                ),
+                None,
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            found("scheduler").await,
+            1,
+            "{backend:?}: the answer, as it ends"
+        );
+        let second = store
+            .begin_exchange(
+                &id,
+                &exchange("和 async-std 比呢", "", ExchangeState::Answering),
+            )
+            .await
+            .unwrap();
+        assert_eq!(second, 1);
+        assert_eq!(
+            found("runtimes tokio 比").await,
+            1,
+            "{backend:?}: title and two exchanges"
+        );
+        assert_eq!(found("tokio python").await, 0, "{backend:?}: every term");
+        assert_eq!(
+            store.owner_bytes(&me).await.unwrap(),
+            store.recount_owner_bytes(&me).await.unwrap(),
+            "{backend:?}: after writes"
+        );
+        // A crash leaves the second answer unfinished; marking it changes its size.
+        store.interrupt(&id, second).await.unwrap();
+        let file = crate::ssr::store::StoredFile {
+            id: owner(),
+            name: "notes.txt".into(),
+            size: 12,
+            passages: "[\"文件里的一段话\"]".into(),
+        };
+        assert!(store.add_file(&me, &id, &file, 10).await.unwrap());
+        let with_file = store.owner_bytes(&me).await.unwrap();
+        assert_eq!(
+            with_file,
+            store.recount_owner_bytes(&me).await.unwrap(),
+            "{backend:?}"
+        );
+        assert!(store
+            .remove_file(&me, &id, &file.id)
+            .await
+            .unwrap()
+            .is_some());
+        let without = store.owner_bytes(&me).await.unwrap();
+        assert_eq!(
+            with_file - without,
+            file.passages.len() as i64,
+            "{backend:?}"
+        );
+        assert_eq!(
+            without,
+            store.recount_owner_bytes(&me).await.unwrap(),
+            "{backend:?}"
+        );
+        store.forget_owner(&me).await.unwrap();
+        assert_eq!(store.owner_bytes(&me).await.unwrap(), 0, "{backend:?}");
+        assert_eq!(found("tokio").await, 0, "{backend:?}: forgotten");
+    }
+}
+
+#[tokio::test]
+async fn long_conversations_open_a_page_at_a_time() {
+    for store in backends().await {
+        let backend = store.backend();
+        let (me, id) = fresh_conversation(&store, "Seven questions").await;
+        for n in 0..7 {
+            let question = format!("question {n}");
+            let seq = store
+                .begin_exchange(&id, &exchange(&question, "", ExchangeState::Answering))
+                .await
+                .unwrap();
+            store
+                .finish_exchange(
+                    &id,
+                    seq,
+                    &exchange(&question, "answer", ExchangeState::Done),
+                    None,
+                )
+                .await
+                .unwrap();
+        }
+        let questions = |exchanges: &[Exchange]| {
+            exchanges
+                .iter()
+                .map(|e| e.question.clone())
+                .collect::<Vec<_>>()
+        };
+        let latest = store
+            .conversation_latest(&me, &id, 3)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            questions(&latest.exchanges),
+            ["question 4", "question 5", "question 6"]
+        );
+        assert_eq!(latest.earlier, 4, "{backend:?}");
+        let (page, earlier) = store.earlier(&me, &id, 4, 3).await.unwrap().unwrap();
+        assert_eq!(questions(&page), ["question 1", "question 2", "question 3"]);
+        assert_eq!(earlier, 1, "{backend:?}");
+        let (page, earlier) = store.earlier(&me, &id, 1, 3).await.unwrap().unwrap();
+        assert_eq!(questions(&page), ["question 0"]);
+        assert_eq!(earlier, 0, "{backend:?}");
+        assert!(
+            store.earlier(&owner(), &id, 4, 3).await.unwrap().is_none(),
+            "{backend:?}: mine only"
+        );
+        let whole = store.conversation(&me, &id).await.unwrap().unwrap();
+        assert_eq!(
+            (whole.exchanges.len(), whole.earlier),
+            (7, 0),
+            "{backend:?}"
+        );
+
+        let token = owner();
+        store.set_share(&me, &id, Some(&token)).await.unwrap();
+        let shared = store.shared_latest(&token, 2).await.unwrap().unwrap();
+        assert_eq!(questions(&shared.exchanges), ["question 5", "question 6"]);
+        let (page, earlier) = store.earlier_shared(&token, 5, 2).await.unwrap().unwrap();
+        assert_eq!(
+            (questions(&page), earlier),
+            (vec!["question 3".to_string(), "question 4".to_string()], 3)
+        );
+        store.set_share(&me, &id, None).await.unwrap();
+        assert!(
+            store.earlier_shared(&token, 5, 2).await.unwrap().is_none(),
+            "{backend:?}: revoked"
+        );
+    }
+}
+
+/// A database written before search rows per exchange and the usage counter (migration 6)
+/// keeps what it found and what it counted.
+#[tokio::test]
+async fn an_older_database_keeps_its_search_and_its_usage() {
+    let store = Store::open(&sqlite_url()).unwrap();
+    store.migrate_to(6).await.unwrap();
+    let (me, id) = (owner(), owner());
+    store
+        .execute(
+            "INSERT INTO conversations (id, owner, title, mode, registry, created_at, updated_at, search_body) \
+             VALUES ($1, $2, 'Old one', 'chat', '{}', 0, 0, '')",
+            &[&id, &me],
+        )
+        .await
+        .unwrap();
+    let data = serde_json::to_string(&exchange("旧问题", "旧的回答", ExchangeState::Done)).unwrap();
+    store
+        .execute(
+            "INSERT INTO exchanges (conversation_id, seq, question, answer, state, data, created_at, updated_at) \
+             VALUES ($1, 0, '旧问题', '旧的回答', 'done', $2, 0, 0)",
+            &[&id, &data],
+        )
+        .await
+        .unwrap();
+    let body = crate::text::search_terms("Old one\n旧问题\n旧的回答").join(" ");
+    store
+        .execute(
+            "INSERT INTO conversation_search (body, conversation_id) VALUES ($1, $2)",
+            &[&body, &id],
+        )
+        .await
+        .unwrap();
+    store.ready().await.unwrap();
+    let found = store.search(&me, "旧的 old", 20).await.unwrap();
+    assert_eq!(found.len(), 1, "the old terms are still found");
+    let bytes = store.owner_bytes(&me).await.unwrap();
+    assert!(bytes > 0);
+    assert_eq!(bytes, store.recount_owner_bytes(&me).await.unwrap());
+    // New writes go on from there.
+    store.rename(&me, &id, "Renamed").await.unwrap();
+    assert_eq!(
+        store.search(&me, "renamed 旧问题", 20).await.unwrap().len(),
+        1
+    );
+}
+
+/// A conversation of 120 exchanges opens with its latest 50, and the rest comes a page at
+/// a time, for its owner and for anyone with its share link.
+#[tokio::test]
+async fn a_long_conversation_opens_its_latest_page_over_http() {
+    let url = sqlite_url();
+    let browser = SessionId::random().to_string();
+    let id = owner();
+    {
+        let store = Store::open(&url).unwrap();
+        store
+            .save_browser(
+                &browser,
+                &StoredBrowser {
+                    settings: Settings::default(),
+                    conversation: None,
+                    user: None,
+                },
+            )
+            .await
+            .unwrap();
+        let now = crate::ssr::store::now_millis();
+        let conversation = crate::ssr::store::StoredConversation {
+            summary: crate::model::ConversationSummary {
+                id: id.clone(),
+                title: "A long one".into(),
+                mode: Mode::Chat,
+                created_at: now,
+                updated_at: now,
+                share_token: None,
+            },
+            exchanges: (0..120u64)
+                .map(|n| Exchange {
+                    id: n,
+                    ..exchange(&format!("question {n}"), "answer", ExchangeState::Done)
+                })
+                .collect(),
+            registry: Registry::new(),
+            earlier: 0,
+        };
+        store
+            .insert_conversations(&browser, &[conversation])
+            .await
+            .unwrap();
+        store.close().await;
+    }
+    let server = super::TestServer::start(&[
+        ("CITED_SEARXNG_URL", "http://127.0.0.1:9"),
+        ("CITED_DATABASE_URL", &url),
+    ])
+    .await;
+    let client = reqwest::Client::new();
+    let cookie = format!("{}={browser}", crate::ssr::request::COOKIE_NAME);
+    let post = |path: &'static str, form: Vec<(&'static str, String)>| {
+        let (client, cookie, url) = (&client, cookie.clone(), server.url(path));
+        async move {
+            let response = client
+                .post(url)
+                .header("cookie", cookie)
+                .form(&form)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), 200, "{path}");
+            response
+                .json::<Option<crate::model::ConversationView>>()
+                .await
+                .unwrap()
+                .expect("a conversation")
+        }
+    };
+    let first_question =
+        |view: &crate::model::ConversationView| view.exchanges.first().map(|e| e.question.clone());
+    let opened = post("/api/open_conversation", vec![("id", id.clone())]).await;
+    assert_eq!((opened.exchanges.len(), opened.earlier), (50, 70));
+    assert_eq!(first_question(&opened).as_deref(), Some("question 70"));
+    let page = post(
+        "/api/earlier",
+        vec![("id", id.clone()), ("before", "70".into())],
+    )
+    .await;
+    assert_eq!((page.exchanges.len(), page.earlier), (50, 20));
+    assert_eq!(first_question(&page).as_deref(), Some("question 20"));
+    let last = post(
+        "/api/earlier",
+        vec![("id", id.clone()), ("before", "20".into())],
+    )
+    .await;
+    assert_eq!((last.exchanges.len(), last.earlier), (20, 0));
+    // The page says what is not shown yet.
+    let html = client
+        .get(server.url(&format!("/c/{id}")))
+        .header("cookie", cookie.clone())
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains("显示更早的问题（还有 70 个）"), "{html}");
+    assert!(
+        !html.contains("question 69"),
+        "only the latest page is sent"
+    );
+
+    // Shared: the same pages for anyone with the link, nothing without it.
+    let token: Option<String> = client
+        .post(server.url("/api/share_conversation"))
+        .header("cookie", cookie.clone())
+        .form(&[("id", id.as_str()), ("on", "true")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let token = token.expect("a share token");
+    let stranger = reqwest::Client::new();
+    let shared: Option<crate::model::ConversationView> = stranger
+        .post(server.url("/api/shared"))
+        .form(&[("token", token.as_str())])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let shared = shared.expect("shared");
+    assert_eq!((shared.exchanges.len(), shared.earlier), (50, 70));
+    let earlier: Option<crate::model::ConversationView> = stranger
+        .post(server.url("/api/earlier"))
+        .form(&[("token", token.as_str()), ("before", "70")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(earlier.map(|view| view.exchanges.len()), Some(50));
+    let theirs: Option<crate::model::ConversationView> = stranger
+        .post(server.url("/api/earlier"))
+        .form(&[("id", id.as_str()), ("before", "70")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(theirs.is_none(), "another browser's conversation by id");
+}

@@ -76,12 +76,63 @@ Migration {
     ],
     sqlite: &[],
     postgres: &[],
+},
+// 7: work that does not grow with the history. Search terms per exchange (and one row for
+// the title), written as that exchange is; what the whole conversation was indexed as so
+// far stays as one row (`seq` -2). Each exchange and file keeps its size, and each owner
+// the sum, updated on every write, for the storage quota.
+Migration {
+    common: &[
+        "ALTER TABLE exchanges ADD COLUMN bytes {int} NOT NULL DEFAULT 0",
+        "ALTER TABLE files ADD COLUMN bytes {int} NOT NULL DEFAULT 0",
+        "CREATE TABLE owner_usage (owner TEXT PRIMARY KEY, bytes {int} NOT NULL)",
+    ],
+    sqlite: &[
+        "UPDATE exchanges SET bytes = LENGTH(CAST(data AS BLOB)) + LENGTH(CAST(question AS BLOB)) \
+         + LENGTH(CAST(answer AS BLOB))",
+        "UPDATE files SET bytes = LENGTH(CAST(passages AS BLOB))",
+        USAGE_FROM_ROWS,
+        "CREATE TABLE search_rows (id INTEGER PRIMARY KEY, conversation_id TEXT NOT NULL, \
+         seq INTEGER NOT NULL, UNIQUE (conversation_id, seq))",
+        "CREATE VIRTUAL TABLE exchange_search USING fts5(body)",
+        "INSERT INTO search_rows (conversation_id, seq) SELECT DISTINCT conversation_id, -2 FROM conversation_search",
+        "INSERT INTO exchange_search (rowid, body) SELECT r.id, s.body FROM conversation_search s \
+         JOIN search_rows r ON r.conversation_id = s.conversation_id AND r.seq = -2",
+        "DROP TABLE conversation_search",
+    ],
+    postgres: &[
+        "UPDATE exchanges SET bytes = OCTET_LENGTH(data) + OCTET_LENGTH(question) + OCTET_LENGTH(answer)",
+        "UPDATE files SET bytes = OCTET_LENGTH(passages)",
+        USAGE_FROM_ROWS,
+        "CREATE TABLE exchange_search (conversation_id TEXT NOT NULL, seq BIGINT NOT NULL, \
+         body TEXT NOT NULL, PRIMARY KEY (conversation_id, seq))",
+        "CREATE INDEX exchange_search_terms ON exchange_search USING GIN (to_tsvector('simple', body))",
+        "INSERT INTO exchange_search (conversation_id, seq, body) SELECT id, -2, search_body FROM conversations \
+         WHERE search_body <> ''",
+        "DROP INDEX conversations_search",
+        "UPDATE conversations SET search_body = ''",
+    ],
 }];
+
+/// Every owner's usage, summed from the sizes of their exchanges and files.
+const USAGE_FROM_ROWS: &str = "INSERT INTO owner_usage (owner, bytes) SELECT owner, CAST(SUM(b) AS BIGINT) FROM \
+     (SELECT c.owner AS owner, e.bytes AS b FROM exchanges e JOIN conversations c ON c.id = e.conversation_id \
+      UNION ALL SELECT c.owner AS owner, f.bytes AS b FROM files f JOIN conversations c ON c.id = f.conversation_id) t \
+     GROUP BY owner";
 
 /// A number no other program on the database is likely to lock.
 const LOCK_KEY: i64 = 0x0063_6974_6564;
 
 pub async fn apply(pool: &AnyPool, backend: Backend) -> Result<(), StoreError> {
+    apply_to(pool, backend, MIGRATIONS.len()).await
+}
+
+/// Applies the migrations up to number `last`.
+pub(super) async fn apply_to(
+    pool: &AnyPool,
+    backend: Backend,
+    last: usize,
+) -> Result<(), StoreError> {
     let mut connection = pool.acquire().await?;
     if backend == Backend::Postgres {
         sqlx::query("SELECT pg_advisory_lock($1)")
@@ -98,7 +149,7 @@ pub async fn apply(pool: &AnyPool, backend: Backend) -> Result<(), StoreError> {
                 .fetch_one(&mut *connection)
                 .await?
                 .try_get("version")?;
-        for (index, migration) in MIGRATIONS.iter().enumerate() {
+        for (index, migration) in MIGRATIONS.iter().enumerate().take(last) {
             let number = i64::try_from(index).unwrap_or(i64::MAX) + 1;
             if number <= version {
                 continue;

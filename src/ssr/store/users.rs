@@ -3,7 +3,7 @@
 
 use sqlx::Row;
 
-use super::{now_millis, Backend, Store, StoreError};
+use super::{now_millis, Store, StoreError};
 use crate::model::Settings;
 
 impl Store {
@@ -196,30 +196,16 @@ impl Store {
     }
 
     /// Bytes of conversation data an owner keeps (questions, answers, exchanges as JSON,
-    /// the passages of added files), for the storage quota.
+    /// the passages of added files), for the storage quota: a counter every write keeps.
     pub async fn owner_bytes(&self, owner: &str) -> Result<i64, StoreError> {
         self.ready().await?;
-        // SQLite's LENGTH counts characters of text; of a blob, bytes.
-        let bytes = |column: &str| match self.backend {
-            Backend::Sqlite => format!("LENGTH(CAST({column} AS BLOB))"),
-            Backend::Postgres => format!("OCTET_LENGTH({column})"),
-        };
-        // The files added to its conversations count too: their passages are kept.
-        let sql = format!(
-            "SELECT CAST(COALESCE((SELECT SUM({} + {} + {}) \
-             FROM exchanges e JOIN conversations c ON c.id = e.conversation_id WHERE c.owner = $1), 0) \
-             + COALESCE((SELECT SUM({}) \
-             FROM files f JOIN conversations c ON c.id = f.conversation_id WHERE c.owner = $1), 0) \
-             AS BIGINT) AS bytes",
-            bytes("e.data"),
-            bytes("e.question"),
-            bytes("e.answer"),
-            bytes("f.passages"),
-        );
-        Ok(sqlx::query(&sql)
+        let row = sqlx::query("SELECT bytes FROM owner_usage WHERE owner = $1")
             .bind(owner)
-            .fetch_one(&self.pool)
-            .await?
-            .try_get("bytes")?)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(match row {
+            Some(row) => row.try_get("bytes")?,
+            None => 0,
+        })
     }
 }

@@ -166,7 +166,7 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
             let key = crate::ssr::limits::address_key(address);
             let rate = if path.starts_with("/media/") {
                 &state.limits.media
-            } else if path.starts_with("/s/") || path == "/api/shared" {
+            } else if path.starts_with("/s/") || path == "/api/shared" || path == "/api/earlier" {
                 // Anyone with a link may open a shared conversation: a rate of its own.
                 &state.limits.shares
             } else {
@@ -174,6 +174,10 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
             };
             let checked = state.shared.check_rate(rate, &key, &key.to_string()).await;
             if let Err(wait) = checked {
+                crate::ssr::metrics::metrics()
+                    .limited
+                    .with_label_values(&[rate.name])
+                    .inc();
                 let wait = wait.as_secs().max(1);
                 let mut response = plain(
                     StatusCode::TOO_MANY_REQUESTS,

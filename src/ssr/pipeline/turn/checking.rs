@@ -181,6 +181,74 @@ fn attributed(
     claims
 }
 
+/// What [`check_all`] found: each (sentence, number) checked once, the citations in their
+/// order, and each uncited claim with the key of the source that best supports it.
+type Found = (
+    HashMap<(String, u32), Checked>,
+    Vec<((String, u32), u32)>,
+    Vec<(UncitedClaim, (String, u32))>,
+);
+
+/// The offline checks of an answer's citations and uncited claims against `all` its
+/// sources (number, address, texts), on a blocking thread. Stops where it is once `budget`
+/// is spent, so a job past its caller's deadline gives its core back.
+fn check_all(
+    cited: &[crate::citation::coverage::CitedSentence],
+    claims: Vec<UncitedClaim>,
+    all: &[(u32, String, SourceText)],
+    budget: &crate::ssr::blocking::Budget,
+) -> Found {
+    let others: Vec<(u32, String, Arc<str>)> = all
+        .iter()
+        .map(|(number, url, text)| {
+            let text = text
+                .page
+                .clone()
+                .unwrap_or_else(|| Arc::from(text.snippet.as_str()));
+            (*number, url.clone(), text)
+        })
+        .collect();
+    let by_number: HashMap<u32, (&String, &SourceText)> = all
+        .iter()
+        .map(|(number, url, text)| (*number, (url, text)))
+        .collect();
+    // One sentence may cite a source twice: check each pair once.
+    let mut done: HashMap<(String, u32), Checked> = HashMap::new();
+    let mut order = Vec::new();
+    for cite in cited {
+        if budget.spent() {
+            return (done, order, Vec::new());
+        }
+        let Some((url, source)) = by_number.get(&cite.number) else {
+            continue;
+        };
+        let key = (cite.sentence.clone(), cite.number);
+        done.entry(key.clone())
+            .or_insert_with(|| check_one(&cite.sentence, cite.ordinal, cite.number, url, source));
+        order.push((key, cite.ordinal));
+    }
+    for checked in done.values_mut() {
+        if budget.spent() {
+            break;
+        }
+        checked.alignment.better = better_source(checked, &others);
+    }
+    // Each uncited claim with the source that best supports it.
+    let mut attributing = Vec::new();
+    for claim in claims {
+        if budget.spent() {
+            break;
+        }
+        let Some(best) = best_for_claim(&claim, all) else {
+            continue;
+        };
+        let key = (claim.text.clone(), best.alignment.number);
+        done.entry(key.clone()).or_insert(best);
+        attributing.push((claim, key));
+    }
+    (done, order, attributing)
+}
+
 impl Turn {
     /// Every found citation of the answer's claims checked, and the claims it left uncited
     /// checked against all its sources; nothing when the check is off, the answer was
@@ -259,49 +327,8 @@ impl Turn {
                 (entry.number, entry.url.clone(), text)
             })
             .collect();
-        let work = crate::ssr::blocking::run(move || {
-            let others: Vec<(u32, String, Arc<str>)> = all
-                .iter()
-                .map(|(number, url, text)| {
-                    let text = text
-                        .page
-                        .clone()
-                        .unwrap_or_else(|| Arc::from(text.snippet.as_str()));
-                    (*number, url.clone(), text)
-                })
-                .collect();
-            let by_number: HashMap<u32, (&String, &SourceText)> = all
-                .iter()
-                .map(|(number, url, text)| (*number, (url, text)))
-                .collect();
-            // One sentence may cite a source twice: check each pair once.
-            let mut done: HashMap<(String, u32), Checked> = HashMap::new();
-            let mut order = Vec::new();
-            for cite in cited {
-                let Some((url, source)) = by_number.get(&cite.number) else {
-                    continue;
-                };
-                let key = (cite.sentence.clone(), cite.number);
-                done.entry(key.clone()).or_insert_with(|| {
-                    check_one(&cite.sentence, cite.ordinal, cite.number, url, source)
-                });
-                order.push((key, cite.ordinal));
-            }
-            for checked in done.values_mut() {
-                checked.alignment.better = better_source(checked, &others);
-            }
-            // Each uncited claim with the source that best supports it.
-            let mut attributing = Vec::new();
-            for claim in claims {
-                let Some(best) = best_for_claim(&claim, &all) else {
-                    continue;
-                };
-                let key = (claim.text.clone(), best.alignment.number);
-                done.entry(key.clone()).or_insert(best);
-                attributing.push((claim, key));
-            }
-            (done, order, attributing)
-        });
+        let budget = crate::ssr::blocking::Budget::new(deadline.into_std(), self.cancel.clone());
+        let work = crate::ssr::blocking::run(move || check_all(&cited, claims, &all, &budget));
         let checked = tokio::select! {
             biased;
             () = self.cancel.cancelled() => None,
@@ -456,5 +483,80 @@ impl Turn {
             }
         };
         SourceText { page, snippet }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+    use crate::model::CitationEntry;
+    use crate::ssr::blocking::Budget;
+
+    /// Forty cited sentences over two sources, and the texts they are checked against.
+    fn answer() -> (
+        Vec<crate::citation::coverage::CitedSentence>,
+        Vec<(u32, String, SourceText)>,
+    ) {
+        let entries: Vec<Arc<CitationEntry>> = (1..=2)
+            .map(|number| {
+                Arc::new(CitationEntry {
+                    number,
+                    url: format!("https://example.org/{number}"),
+                    title: "Tokio".into(),
+                    domain: "example.org".into(),
+                    snippet: "Tokio is an asynchronous runtime for Rust.".into(),
+                    query: "tokio".into(),
+                    round: 1,
+                    kind: crate::model::SourceKind::default(),
+                    also_in_rounds: Vec::new(),
+                })
+            })
+            .collect();
+        let answer: String = (0..40)
+            .map(|n| format!("Tokio is runtime number {n} for Rust [{}]. ", n % 2 + 1))
+            .collect();
+        let cited = cited_sentences(&answer, &SourceMap::new(entries.iter().cloned()));
+        let all = entries
+            .iter()
+            .map(|entry| {
+                (
+                    entry.number,
+                    entry.url.clone(),
+                    SourceText {
+                        page: None,
+                        snippet: entry.snippet.clone(),
+                    },
+                )
+            })
+            .collect();
+        (cited, all)
+    }
+
+    #[test]
+    fn the_offline_check_stops_once_its_budget_is_spent() {
+        let (cited, all) = answer();
+        assert_eq!(cited.len(), 40);
+        let time = Budget::new(
+            Instant::now() + Duration::from_secs(60),
+            CancellationToken::new(),
+        );
+        let (done, order, _) = check_all(&cited, Vec::new(), &all, &time);
+        assert_eq!((done.len(), order.len()), (40, 40), "with time, everything");
+        let past = Budget::new(Instant::now(), CancellationToken::new());
+        let (done, order, attributing) = check_all(&cited, Vec::new(), &all, &past);
+        assert!(done.is_empty() && order.is_empty() && attributing.is_empty());
+        let stopped = CancellationToken::new();
+        stopped.cancel();
+        let (done, _, _) = check_all(
+            &cited,
+            Vec::new(),
+            &all,
+            &Budget::new(Instant::now() + Duration::from_secs(60), stopped),
+        );
+        assert!(done.is_empty(), "a stopped answer's check stops too");
     }
 }
