@@ -32,7 +32,7 @@ help:
 	@echo "make bench-model   time to first token, tokens/s, wall time per mode on a real local model"
 	@echo "make bench-client  transfer sizes, time to hydrated, streaming cost (±CPU throttling), DOM nodes"
 	@echo "make bench-mcp     MCP ask: time to first progress and to the result; citation export sizes"
-	@echo "make bench-load    200 users at once, 20,000 anonymous requests, 500 slow headers, rate limits, memory"
+	@echo "make bench-load    200 users at once, anonymous floods, slow headers, rate limits, fairness, memory; faults mid-answer"
 
 # --- installs (each one checks first) -------------------------------------------------
 
@@ -214,10 +214,13 @@ bench-client: site-release server-release e2e-deps browser searxng-venv
 	cd end2end && CITED_BIN=$(CARGO_TARGET_DIR)/release/cited CITED_SITE_ROOT=$(CURDIR)/$(SITE) node bench-client.mjs
 
 # The load and fault harness (end2end/bench-load.mjs) against the release server on
-# loopback: 200 users at once, 20,000 anonymous requests, 500 slow-header connections, a
-# burst over the rate limits, memory before and after. Stops by itself.
-bench-load: server-release e2e-deps
+# loopback: 200 users at once, 20,000 anonymous requests, 600 slow-header connections, a
+# burst over the rate limits, fairness, wrong passwords, memory before and after; then the
+# chaos pass (end2end/bench-chaos.mjs): PostgreSQL, Redis, a full SQLite disk, SearXNG and
+# the model failing mid-answer, on services of its own. Each stops by itself.
+bench-load: server-release e2e-deps searxng-venv
 	cd end2end && CITED_BIN=$(CARGO_TARGET_DIR)/release/cited CITED_SITE_ROOT=$(CURDIR)/$(SITE) node bench-load.mjs
+	cd end2end && CITED_BIN=$(CARGO_TARGET_DIR)/release/cited CITED_SITE_ROOT=$(CURDIR)/$(SITE) node bench-chaos.mjs
 
 # Answers per second and first-token p99: one instance vs two sharing PostgreSQL and Redis.
 bench-scale: server-release e2e-deps

@@ -27,7 +27,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { start, stopAll, giveUpAfter, sleep, waitFor, percentile } from './harness.mjs';
+import { start, stopAll, giveUpAfter, sleep, waitFor, percentile, Browser } from './harness.mjs';
 
 const bin = process.env.CITED_BIN;
 if (!bin) {
@@ -65,29 +65,6 @@ function cited(port, extra) {
     CITED_LOG: 'warn',
     ...extra,
   });
-}
-
-/** A browser: its own cookie, kept from the first Set-Cookie. */
-class Browser {
-  constructor(base) {
-    this.base = base;
-    this.cookie = '';
-  }
-  async request(path, init = {}) {
-    const headers = { ...(init.headers ?? {}) };
-    if (this.cookie) headers.cookie = this.cookie;
-    const response = await fetch(this.base + path, { ...init, headers, redirect: 'manual' });
-    const set = response.headers.get('set-cookie');
-    if (set) this.cookie = set.split(';')[0];
-    return response;
-  }
-  post(path, form) {
-    return this.request(path, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(form).toString(),
-    });
-  }
 }
 
 /** One user: load the page, ask, read the answer, read the history. */

@@ -111,6 +111,11 @@ function answerFor(question, model = 'fake-model') {
   if (q.includes('uncited')) {
     return { pace: 20, chunks: ['Tokio is the runtime most Rust servers use, ', 'and it is fast.'] };
   }
+  // The chaos pass (bench-chaos.mjs): four seconds of answer, long enough to break
+  // something in the middle of.
+  if (q.includes('chaos')) {
+    return { pace: 100, chunks: Array.from({ length: 40 }, (_, i) => (i % 10 === 9 ? `Tokio part${i} [1]. ` : `part${i} `)) };
+  }
   if (q.includes('slow') || q.includes('慢')) {
     return { pace: 150, chunks: Array.from({ length: 200 }, (_, i) => `word${i} `) };
   }
@@ -263,8 +268,14 @@ const server = http.createServer((req, res) => {
       return void chat(req, res, body);
     }
     if (url.pathname === '/a' || url.pathname === '/b') {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      return res.end(JSON.stringify({ items: engine(url.pathname.slice(1), url.searchParams.get('q') ?? '') }));
+      const q = url.searchParams.get('q') ?? '';
+      const reply = () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ items: engine(url.pathname.slice(1), q) }));
+      };
+      // A search the chaos pass kills SearXNG in the middle of.
+      if (q.includes('stalled')) return void setTimeout(reply, 2500);
+      return reply();
     }
     res.writeHead(404);
     res.end('not found');

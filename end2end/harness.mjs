@@ -1,13 +1,20 @@
 // What the benchmark scripts share: child processes stopped together, a time limit, waiting
-// for a URL to answer, percentiles.
+// for a URL to answer, percentiles, a browser with its cookie.
 import { spawn } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 
 const children = [];
 
-/** Starts a child process (stderr read and dropped) that `stopAll` stops. */
+/**
+ * Starts a child process that `stopAll` stops. Its stderr is dropped, or with
+ * BENCH_LOG=<file> appended there (to see why a figure is what it is).
+ */
 export function start(command, args, env) {
   const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr.on('data', () => {});
+  const log = process.env.BENCH_LOG;
+  child.stderr.on('data', (data) => {
+    if (log) appendFileSync(log, `[${command} ${child.pid}] ${data}`);
+  });
   children.push(child);
   return child;
 }
@@ -43,3 +50,26 @@ export const percentile = (values, p) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 };
+
+/** A browser: its own cookie, kept from the first Set-Cookie. */
+export class Browser {
+  constructor(base) {
+    this.base = base;
+    this.cookie = '';
+  }
+  async request(path, init = {}) {
+    const headers = { ...(init.headers ?? {}) };
+    if (this.cookie) headers.cookie = this.cookie;
+    const response = await fetch(this.base + path, { ...init, headers, redirect: 'manual' });
+    const set = response.headers.get('set-cookie');
+    if (set) this.cookie = set.split(';')[0];
+    return response;
+  }
+  post(path, form) {
+    return this.request(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(form).toString(),
+    });
+  }
+}

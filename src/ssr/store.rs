@@ -195,6 +195,31 @@ async fn add_usage(
     Ok(())
 }
 
+/// Moves the usage of the owner of `conversation` from exchange `seq`'s stored size to
+/// `bytes`, when that exchange exists (and matches `also`, more SQL conditions on it). A
+/// write, so it can open a transaction.
+async fn resize_usage(
+    connection: &mut sqlx::AnyConnection,
+    conversation: &str,
+    seq: u32,
+    bytes: i64,
+    also: &str,
+) -> Result<(), StoreError> {
+    let sql = format!(
+        "INSERT INTO owner_usage (owner, bytes) \
+         SELECT c.owner, $1 - e.bytes FROM conversations c JOIN exchanges e ON e.conversation_id = c.id \
+         WHERE c.id = $2 AND e.seq = $3{also} \
+         ON CONFLICT (owner) DO UPDATE SET bytes = owner_usage.bytes + excluded.bytes"
+    );
+    sqlx::query(&sql)
+        .bind(bytes)
+        .bind(conversation)
+        .bind(i64::from(seq))
+        .execute(&mut *connection)
+        .await?;
+    Ok(())
+}
+
 /// What [`Store::load_one`] reads, before its `WHERE`.
 const LOAD: &str =
     "SELECT id, title, mode, created_at, updated_at, share_token, registry FROM conversations";
@@ -240,6 +265,18 @@ impl Store {
             .max_connections(max)
             // A database that is down must not stall answers for long.
             .acquire_timeout(std::time::Duration::from_secs(3));
+        if backend == Backend::Sqlite {
+            // A COMMIT that failed (a full disk, an I/O error) can leave its transaction
+            // open, holding SQLite's write lock for as long as the connection lives: every
+            // later write would be "database is locked". Nothing goes back to the pool
+            // inside a transaction (without one, this ROLLBACK fails harmlessly).
+            pool = pool.after_release(|connection, _| {
+                Box::pin(async move {
+                    let _ = sqlx::query("ROLLBACK").execute(&mut *connection).await;
+                    Ok(true)
+                })
+            });
+        }
         if url.contains(":memory:") {
             // The one connection is the database: never let the pool close it.
             pool = pool
@@ -326,15 +363,14 @@ impl Store {
         let data = serde_json::to_string(&exchange)?;
         let bytes = exchange_bytes(&exchange, &data);
         let mut tx = self.pool.begin().await?;
-        let row = sqlx::query(
-            "SELECT bytes FROM exchanges WHERE conversation_id = $1 AND seq = $2 AND state = 'answering'",
+        resize_usage(
+            &mut tx,
+            conversation,
+            seq,
+            bytes,
+            " AND e.state = 'answering'",
         )
-        .bind(conversation)
-        .bind(i64::from(seq))
-        .fetch_optional(&mut *tx)
         .await?;
-        let Some(row) = row else { return Ok(()) };
-        let before: i64 = row.try_get("bytes")?;
         sqlx::query("UPDATE exchanges SET state = 'interrupted', data = $1, bytes = $2 WHERE conversation_id = $3 AND seq = $4 AND state = 'answering'")
             .bind(data)
             .bind(bytes)
@@ -342,7 +378,6 @@ impl Store {
             .bind(i64::from(seq))
             .execute(&mut *tx)
             .await?;
-        add_usage(&mut tx, conversation, bytes - before).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -665,14 +700,9 @@ impl Store {
         let data = serde_json::to_string(exchange)?;
         let bytes = exchange_bytes(exchange, &data);
         let mut tx = self.pool.begin().await?;
-        let before: Option<i64> =
-            sqlx::query("SELECT bytes FROM exchanges WHERE conversation_id = $1 AND seq = $2")
-                .bind(conversation)
-                .bind(i64::from(seq))
-                .fetch_optional(&mut *tx)
-                .await?
-                .map(|row| row.try_get("bytes"))
-                .transpose()?;
+        // The usage first: a transaction that begins by writing takes SQLite's write lock
+        // at once (one that read first could not upgrade past another writer).
+        resize_usage(&mut tx, conversation, seq, bytes, "").await?;
         sqlx::query(
             "UPDATE exchanges SET answer = $1, state = $2, data = $3, updated_at = $4, bytes = $5 \
              WHERE conversation_id = $6 AND seq = $7",
@@ -686,9 +716,6 @@ impl Store {
         .bind(i64::from(seq))
         .execute(&mut *tx)
         .await?;
-        if let Some(before) = before {
-            add_usage(&mut tx, conversation, bytes - before).await?;
-        }
         tx.commit().await?;
         self.touch(conversation, exchange.mode, registry).await?;
         self.index_logged(conversation, i64::from(seq), exchange_text(exchange))

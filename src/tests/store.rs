@@ -1406,3 +1406,53 @@ async fn a_long_conversation_opens_its_latest_page_over_http() {
         .unwrap();
     assert!(theirs.is_none(), "another browser's conversation by id");
 }
+
+/// Answers ending together (and browsers written meanwhile) all save: on SQLite a
+/// transaction that read before writing could not take the write lock past another writer
+/// ("database is locked").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_ending_together_all_save() {
+    for store in backends().await {
+        let backend = store.backend();
+        let store = Arc::new(store);
+        let mut begun = Vec::new();
+        for n in 0..12 {
+            let (me, id) = fresh_conversation(&store, &format!("race {n}")).await;
+            let seq = store
+                .begin_exchange(&id, &exchange("q", "", ExchangeState::Answering))
+                .await
+                .unwrap();
+            begun.push((me, id, seq));
+        }
+        let finishing = begun.iter().map(|(me, id, seq)| {
+            let store = Arc::clone(&store);
+            let (me, id, seq) = (me.clone(), id.clone(), *seq);
+            tokio::spawn(async move {
+                let done = exchange("q", &"answer ".repeat(200), ExchangeState::Done);
+                let saved = store.finish_exchange(&id, seq, &done, None).await;
+                let browser = StoredBrowser {
+                    settings: Settings::default(),
+                    conversation: Some(id.clone()),
+                    user: None,
+                };
+                let remembered = store.save_browser(&me, &browser).await;
+                (
+                    saved.is_ok(),
+                    remembered.is_ok(),
+                    format!("{saved:?} {remembered:?}"),
+                )
+            })
+        });
+        for result in futures_util::future::join_all(finishing).await {
+            let (saved, remembered, detail) = result.unwrap();
+            assert!(saved && remembered, "{backend:?}: {detail}");
+        }
+        for (me, _, _) in &begun {
+            assert_eq!(
+                store.owner_bytes(me).await.unwrap(),
+                store.recount_owner_bytes(me).await.unwrap(),
+                "{backend:?}"
+            );
+        }
+    }
+}

@@ -21,6 +21,10 @@ const TITLE_DEADLINE: Duration = Duration::from_secs(30);
 /// How long the model may take to write the follow-up questions.
 const RELATED_DEADLINE: Duration = Duration::from_secs(15);
 
+/// How long an ended answer waits for a database that went away (a restart, a failover)
+/// before it is given up as not kept.
+const SAVE_PATIENCE: Duration = Duration::from_secs(20);
+
 impl Turn {
     /// Ends the answer: stopped or done, the sources it may cite, the numbers it cites,
     /// `Done`, and the exchange saved to the session (unless a `/reset` came since).
@@ -157,15 +161,14 @@ impl Turn {
         } else {
             ExchangeState::Done
         };
-        if let Some((conversation, seq)) = &self.stored {
-            let registry = self.own_registry();
-            if let Err(error) = self
-                .state
-                .store
-                .finish_exchange(conversation, *seq, &exchange, Some(&registry))
-                .await
-            {
-                tracing::error!(%error, "cannot save the answer");
+        if let Some((conversation, seq)) = self.stored.clone() {
+            if !self.save(&conversation, seq, &exchange).await {
+                let notice = crate::model::Notice {
+                    level: Level::Warning,
+                    text: self.texts().not_saved.to_string(),
+                };
+                exchange.notices.push(notice.clone());
+                self.send_anyway(AnswerEvent::Notice { notice }).await;
             }
         }
         // An open page shows the model's title if it comes soon; it is saved whenever it
@@ -182,6 +185,36 @@ impl Turn {
         self.browser_changed().await;
         self.count(&exchange);
         exchange
+    }
+
+    /// Writes the ended exchange, trying again while the database is away, for up to
+    /// [`SAVE_PATIENCE`]; false when it never came back (or the server is stopping).
+    async fn save(&self, conversation: &str, seq: u32, exchange: &Exchange) -> bool {
+        let registry = self.own_registry();
+        let give_up = tokio::time::Instant::now() + SAVE_PATIENCE;
+        let mut wait = Duration::from_millis(250);
+        loop {
+            let saved = self
+                .state
+                .store
+                .finish_exchange(conversation, seq, exchange, Some(&registry))
+                .await;
+            match saved {
+                Ok(()) => return true,
+                Err(error)
+                    if tokio::time::Instant::now() + wait < give_up
+                        && !self.state.shutdown.is_cancelled() =>
+                {
+                    tracing::warn!(%error, "cannot save the answer yet; trying again");
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_secs(4));
+                }
+                Err(error) => {
+                    tracing::error!(%error, "cannot save the answer");
+                    return false;
+                }
+            }
+        }
     }
 
     /// What the answer's model calls used so far, with their cost when prices are set;
