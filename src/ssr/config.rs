@@ -249,6 +249,11 @@ pub struct AccessConfig {
     /// with proxy sign-in, `CITED_AUTH_PROXY_FROM` too): rate limits then count the client,
     /// not the proxy.
     pub trusted_proxies: Vec<IpNet>,
+    /// How long a signed-in session is trusted from memory before the store is asked again
+    /// whether its browser is still signed in (signed out elsewhere, a new password, the
+    /// user removed by `cited user` in another process). Not a setting: 5 s, shorter in
+    /// tests.
+    pub recheck: Duration,
 }
 
 impl AccessConfig {
@@ -1431,6 +1436,7 @@ impl Reader<'_> {
             allowed_hosts,
             public_url,
             trusted_proxies,
+            recheck: Duration::from_secs(5),
         }
     }
 

@@ -280,14 +280,9 @@ fn minted_cookie(response: &Response, cookie: &str) -> Option<String> {
         .map(|(_, value)| value.to_string())
 }
 
-/// How long a signed-in session is trusted from memory before the store is asked again
-/// whether its browser is still signed in (signed out elsewhere, a new password, the user
-/// removed by `cited user` in another process).
-const RECHECK: std::time::Duration = std::time::Duration::from_secs(5);
-
 /// The session, if its browser is still signed in as its user.
 async fn still_signed_in(state: &AppState, session: Arc<Session>) -> Option<Arc<Session>> {
-    if !session.due_for_check(RECHECK) {
+    if !session.due_for_check(state.config.access.recheck) {
         return Some(session);
     }
     match state.store.browser(&session.id.to_string()).await {

@@ -531,16 +531,20 @@ impl Shared {
                     Err(_) => break,
                 }
             }
+            // Without Redis (or once mirroring failed) the events are only kept here:
+            // nothing is encoded for a stream nobody reads.
             let mut pipe = redis::pipe();
             for event in batch {
-                let line = serde_json::to_string(&event).unwrap_or_default();
+                let line = mirrored.then(|| serde_json::to_string(&event).unwrap_or_default());
                 let index = live.push(event);
-                pipe.cmd("XADD")
-                    .arg(&stream)
-                    .arg(format!("0-{}", index + 1))
-                    .arg("e")
-                    .arg(line)
-                    .ignore();
+                if let Some(line) = line {
+                    pipe.cmd("XADD")
+                        .arg(&stream)
+                        .arg(format!("0-{}", index + 1))
+                        .arg("e")
+                        .arg(line)
+                        .ignore();
+                }
             }
             if mirrored {
                 pipe.cmd("EXPIRE")

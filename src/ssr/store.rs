@@ -821,7 +821,7 @@ impl Store {
             ),
             Backend::Postgres => format!(
                 "SELECT conversation_id FROM exchange_search \
-                 WHERE to_tsvector('simple', body) @@ plainto_tsquery('simple', ${n})"
+                 WHERE terms @@ plainto_tsquery('simple', ${n})"
             ),
         };
         let matching = (0..terms.len())
@@ -1390,8 +1390,9 @@ async fn write_search_row(
         }
         Backend::Postgres => {
             sqlx::query(
-                "INSERT INTO exchange_search (conversation_id, seq, body) VALUES ($1, $2, $3) \
-                 ON CONFLICT (conversation_id, seq) DO UPDATE SET body = excluded.body",
+                "INSERT INTO exchange_search (conversation_id, seq, terms) \
+                 VALUES ($1, $2, to_tsvector('simple', $3)) \
+                 ON CONFLICT (conversation_id, seq) DO UPDATE SET terms = excluded.terms",
             )
             .bind(conversation)
             .bind(seq)

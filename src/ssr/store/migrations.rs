@@ -105,10 +105,12 @@ Migration {
         "UPDATE files SET bytes = OCTET_LENGTH(passages)",
         USAGE_FROM_ROWS,
         "CREATE TABLE exchange_search (conversation_id TEXT NOT NULL, seq BIGINT NOT NULL, \
-         body TEXT NOT NULL, PRIMARY KEY (conversation_id, seq))",
-        "CREATE INDEX exchange_search_terms ON exchange_search USING GIN (to_tsvector('simple', body))",
-        "INSERT INTO exchange_search (conversation_id, seq, body) SELECT id, -2, search_body FROM conversations \
-         WHERE search_body <> ''",
+         terms TSVECTOR NOT NULL, PRIMARY KEY (conversation_id, seq))",
+        // Without fastupdate: a search right after many writes would otherwise read the
+        // index's whole pending list, which grows until a vacuum.
+        "CREATE INDEX exchange_search_terms ON exchange_search USING GIN (terms) WITH (fastupdate = off)",
+        "INSERT INTO exchange_search (conversation_id, seq, terms) SELECT id, -2, to_tsvector('simple', search_body) \
+         FROM conversations WHERE search_body <> ''",
         "DROP INDEX conversations_search",
         "UPDATE conversations SET search_body = ''",
     ],
