@@ -15,7 +15,7 @@ import { execFileSync } from 'node:child_process';
 import { chownSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { start, stopAll, giveUpAfter, sleep, waitFor, Browser } from './harness.mjs';
+import { start, stopAll, giveUpAfter, sleep, waitFor, Browser, ndjson } from './harness.mjs';
 
 const bin = process.env.CITED_BIN;
 if (!bin) {
@@ -94,22 +94,12 @@ async function ask(browser, question) {
     result.failed = `status ${response.status}: ${await response.text()}`;
     return result;
   }
-  const decoder = new TextDecoder();
-  let buffer = '';
   try {
-    for await (const chunk of response.body) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let end;
-      while ((end = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, end);
-        buffer = buffer.slice(end + 1);
-        if (!line.trim()) continue;
-        const event = JSON.parse(line);
-        if (event.rewrite) result.answer = event.rewrite.answer;
-        if (event.notice) result.notices.push((event.notice.notice ?? event.notice).text);
-        if (event.failed) result.failed = event.failed.message ?? 'failed';
-        if (event.done) result.done = true;
-      }
+    for await (const event of ndjson(response.body)) {
+      if (event.rewrite) result.answer = event.rewrite.answer;
+      if (event.notice) result.notices.push((event.notice.notice ?? event.notice).text);
+      if (event.failed) result.failed = event.failed.message ?? 'failed';
+      if (event.done) result.done = true;
     }
   } catch (error) {
     result.failed ??= `stream broke: ${error.message}`;

@@ -27,7 +27,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { start, stopAll, giveUpAfter, sleep, waitFor, percentile, Browser } from './harness.mjs';
+import { start, stopAll, giveUpAfter, sleep, waitFor, percentile, Browser, ndjson } from './harness.mjs';
 
 const bin = process.env.CITED_BIN;
 if (!bin) {
@@ -82,25 +82,15 @@ async function user(base, n, marker) {
     result.errors.push(`ask ${asked.status}`);
     return result;
   }
-  const decoder = new TextDecoder();
-  let buffer = '';
   let answer = '';
   let done = false;
-  for await (const chunk of asked.body) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let end;
-    while ((end = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, end);
-      buffer = buffer.slice(end + 1);
-      if (!line.trim()) continue;
-      // One key names the event: {"rendered":{...}}.
-      const event = JSON.parse(line);
-      // The text arrives in rendering patches, and whole in a rewrite before `done`.
-      if (event.rendered) result.firstTokenMs ??= performance.now() - began;
-      if (event.rewrite) answer = event.rewrite.answer;
-      if (event.failed) result.errors.push(`failed: ${event.failed.message}`);
-      if (event.done) done = true;
-    }
+  // One key names each event: {"rendered":{...}}.
+  for await (const event of ndjson(asked.body)) {
+    // The text arrives in rendering patches, and whole in a rewrite before `done`.
+    if (event.rendered) result.firstTokenMs ??= performance.now() - began;
+    if (event.rewrite) answer = event.rewrite.answer;
+    if (event.failed) result.errors.push(`failed: ${event.failed.message}`);
+    if (event.done) done = true;
   }
   if (!done) result.errors.push('no done event');
   for (const other of answer.match(/user-\d+-[a-z0-9]+/g) ?? []) {

@@ -73,3 +73,18 @@ export class Browser {
     });
   }
 }
+
+/** The events of an NDJSON answer stream (`/api/ask`), parsed, one object per line. */
+export async function* ndjson(body) {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of body) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let end;
+    while ((end = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, end);
+      buffer = buffer.slice(end + 1);
+      if (line.trim()) yield JSON.parse(line);
+    }
+  }
+}

@@ -171,6 +171,19 @@ impl TestServer {
         self.text(client, "/").await
     }
 
+    /// A server function called as the page calls it (a form post): its JSON reply as `T`,
+    /// after checking it answered 200.
+    pub async fn call<T: serde::de::DeserializeOwned>(
+        &self,
+        client: &reqwest::Client,
+        path: &str,
+        form: &[(&str, &str)],
+    ) -> T {
+        let response = client.post(self.url(path)).form(form).send().await.unwrap();
+        assert_eq!(response.status(), 200, "{path}");
+        response.json().await.unwrap()
+    }
+
     /// The body of `GET path`, whatever its status.
     pub async fn text(&self, client: &reqwest::Client, path: &str) -> String {
         let response = client.get(self.url(path)).send().await.unwrap();

@@ -1307,54 +1307,36 @@ async fn a_long_conversation_opens_its_latest_page_over_http() {
         ("CITED_DATABASE_URL", &url),
     ])
     .await;
-    let client = reqwest::Client::new();
+    // The owner's browser: its cookie on every request.
     let cookie = format!("{}={browser}", crate::ssr::request::COOKIE_NAME);
-    let post = |path: &'static str, form: Vec<(&'static str, String)>| {
-        let (client, cookie, url) = (&client, cookie.clone(), server.url(path));
-        async move {
-            let response = client
-                .post(url)
-                .header("cookie", cookie)
-                .form(&form)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(response.status(), 200, "{path}");
-            response
-                .json::<Option<crate::model::ConversationView>>()
-                .await
-                .unwrap()
-                .expect("a conversation")
-        }
-    };
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert("cookie", cookie.parse().unwrap());
+    let client = reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .unwrap();
+    type View = Option<crate::model::ConversationView>;
     let first_question =
         |view: &crate::model::ConversationView| view.exchanges.first().map(|e| e.question.clone());
-    let opened = post("/api/open_conversation", vec![("id", id.clone())]).await;
+    let opened: View = server
+        .call(&client, "/api/open_conversation", &[("id", &id)])
+        .await;
+    let opened = opened.expect("a conversation");
     assert_eq!((opened.exchanges.len(), opened.earlier), (50, 70));
     assert_eq!(first_question(&opened).as_deref(), Some("question 70"));
-    let page = post(
-        "/api/earlier",
-        vec![("id", id.clone()), ("before", "70".into())],
-    )
-    .await;
+    let page: View = server
+        .call(&client, "/api/earlier", &[("id", &id), ("before", "70")])
+        .await;
+    let page = page.expect("a page");
     assert_eq!((page.exchanges.len(), page.earlier), (50, 20));
     assert_eq!(first_question(&page).as_deref(), Some("question 20"));
-    let last = post(
-        "/api/earlier",
-        vec![("id", id.clone()), ("before", "20".into())],
-    )
-    .await;
+    let last: View = server
+        .call(&client, "/api/earlier", &[("id", &id), ("before", "20")])
+        .await;
+    let last = last.expect("the first page");
     assert_eq!((last.exchanges.len(), last.earlier), (20, 0));
     // The page says what is not shown yet.
-    let html = client
-        .get(server.url(&format!("/c/{id}")))
-        .header("cookie", cookie.clone())
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let html = server.text(&client, &format!("/c/{id}")).await;
     assert!(html.contains("显示更早的问题（还有 70 个）"), "{html}");
     assert!(
         !html.contains("question 69"),
@@ -1362,48 +1344,31 @@ async fn a_long_conversation_opens_its_latest_page_over_http() {
     );
 
     // Shared: the same pages for anyone with the link, nothing without it.
-    let token: Option<String> = client
-        .post(server.url("/api/share_conversation"))
-        .header("cookie", cookie.clone())
-        .form(&[("id", id.as_str()), ("on", "true")])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let token: Option<String> = server
+        .call(
+            &client,
+            "/api/share_conversation",
+            &[("id", &id), ("on", "true")],
+        )
+        .await;
     let token = token.expect("a share token");
     let stranger = reqwest::Client::new();
-    let shared: Option<crate::model::ConversationView> = stranger
-        .post(server.url("/api/shared"))
-        .form(&[("token", token.as_str())])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let shared: View = server
+        .call(&stranger, "/api/shared", &[("token", &token)])
+        .await;
     let shared = shared.expect("shared");
     assert_eq!((shared.exchanges.len(), shared.earlier), (50, 70));
-    let earlier: Option<crate::model::ConversationView> = stranger
-        .post(server.url("/api/earlier"))
-        .form(&[("token", token.as_str()), ("before", "70")])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let earlier: View = server
+        .call(
+            &stranger,
+            "/api/earlier",
+            &[("token", &token), ("before", "70")],
+        )
+        .await;
     assert_eq!(earlier.map(|view| view.exchanges.len()), Some(50));
-    let theirs: Option<crate::model::ConversationView> = stranger
-        .post(server.url("/api/earlier"))
-        .form(&[("id", id.as_str()), ("before", "70")])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let theirs: View = server
+        .call(&stranger, "/api/earlier", &[("id", &id), ("before", "70")])
+        .await;
     assert!(theirs.is_none(), "another browser's conversation by id");
 }
 
