@@ -147,7 +147,11 @@ impl Chat {
         let Ok(Some(page)) = crate::server_fns::get_earlier(id, token, before).await else {
             return;
         };
-        // Keys below every key `push` gives (which count up from 0), each used once.
+        // A second click while this page was read read the same page: it is put in once.
+        if self.earlier.get_untracked() != before {
+            return;
+        }
+        // Keys apart from every key `push` gives (which count up from 0), each used once.
         let first = u64::MAX / 2 + u64::from(page.earlier);
         let owner = self.owner.get_value();
         let read: Vec<(u64, LiveExchange)> = page

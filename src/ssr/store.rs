@@ -16,7 +16,7 @@
 //!
 //! Nothing a question does grows with the history: the exchange's own search row, the
 //! owner's usage as a counter ([`Store::owner_bytes`]), and views that read the latest
-//! exchanges ([`Store::conversation_latest`], [`Store::exchanges_before`]).
+//! exchanges ([`Store::conversation_latest`], [`Store::earlier`]).
 
 mod migrations;
 mod users;
