@@ -23,7 +23,7 @@ WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ {getline; gsub(/"/, "", $$3); print $$3}' Cargo.lock)
 E2E_PORT ?= 3999
 
-.PHONY: mcp-venv bench-mcp cedict deny deny-tool deploy-check bench-scale bench-load help run test bench-model bench-research-material bench-client wasm-weights llama llama-start site-tools tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
+.PHONY: docs mcp-venv bench-mcp cedict deny deny-tool deploy-check bench-scale bench-load help run test bench-model bench-research-material bench-client wasm-weights llama llama-start site-tools tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
 	server-debug server-release e2e clean-site
 
 help:
@@ -188,6 +188,11 @@ deny: deny-tool
 clippy: tools cedict
 	cargo clippy --locked --all-targets --no-default-features --features ssr -- -D warnings
 	cargo clippy --locked --lib --target $(WASM_TARGET) --no-default-features --features hydrate -- -D warnings
+
+# docs/configuration.md, written from the declarations in src/ssr/config/vars.rs (a unit
+# test fails when the committed file differs).
+docs: server-debug
+	$(CARGO_TARGET_DIR)/debug/cited config --markdown > docs/configuration.md
 
 unit: browser searxng-venv mcp-venv llama cedict
 	cargo test --locked --no-default-features --features ssr

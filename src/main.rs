@@ -24,6 +24,13 @@ struct Cli {
 enum Command {
     /// Serve the web app on CITED_ADDR (the default command).
     Serve,
+    /// Print every setting as it is read here (the environment, then `.env`), one
+    /// NAME=value per line, secrets redacted; with --markdown, the reference of every
+    /// variable (docs/configuration.md).
+    Config {
+        #[arg(long)]
+        markdown: bool,
+    },
     /// Check SearXNG and the model endpoint; print each problem with its fix. Exits 1 when
     /// something is wrong.
     Doctor,
@@ -271,6 +278,7 @@ fn main() -> ExitCode {
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => runtime.block_on(cli::serve(config)),
         Command::Doctor => runtime.block_on(cli::doctor(config)),
+        Command::Config { markdown } => cli::config(&config, markdown),
         Command::Mcp { user } => runtime.block_on(cli::mcp(config, user)),
         Command::Ask {
             question,

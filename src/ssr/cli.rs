@@ -362,6 +362,18 @@ fn reference_list(exchange: &Exchange, lang: Lang) -> String {
     }
 }
 
+/// `cited config`: every setting as read, or with `markdown` the reference of every
+/// variable (docs/configuration.md).
+#[allow(clippy::print_stdout, reason = "the settings are the command's output")]
+pub fn config(config: &Config, markdown: bool) -> ExitCode {
+    if markdown {
+        print!("{}", crate::ssr::config::vars::markdown());
+    } else {
+        println!("{config}");
+    }
+    ExitCode::SUCCESS
+}
+
 #[allow(
     clippy::print_stdout,
     reason = "the doctor's report is the command's output"
@@ -399,8 +411,8 @@ pub fn exposure_refusal(config: &Config) -> Option<String> {
 }
 
 pub async fn serve(config: Config) -> ExitCode {
-    for line in config.to_string().lines() {
-        tracing::info!("config {line}");
+    for line in config.summary() {
+        tracing::info!("{line}");
     }
     let addr = config.addr;
     if let Some(refusal) = exposure_refusal(&config) {

@@ -3,7 +3,8 @@
 //! Raw strings go in, checked values come out. As seed 003 (搜索配置) asks, a value that does
 //! not parse or is out of range never stops the app: it is replaced by its default and a
 //! [`ConfigWarning`] names the variable, the rejected value, what is accepted and the default
-//! used. Nothing else in the crate reads the environment. Secrets live in [`Secret`], whose
+//! used. Each variable is declared once, in [`vars`]. Nothing else in the crate reads the
+//! environment. Secrets live in [`Secret`], whose
 //! `Debug` and `Display` print `***`, so logging the whole config is safe.
 
 use std::fmt;
@@ -12,6 +13,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use url::Url;
+
+pub mod vars;
+
+use vars::{Shown, Var, VARS};
 
 /// A value that must never reach a log line, an error message or `Debug` output.
 #[derive(Clone, PartialEq, Eq)]
@@ -143,6 +148,8 @@ pub struct Config {
     pub align_deadline: Duration,
     /// The folder holding `pkg/cited.js`, `pkg/cited.wasm`, `pkg/cited.css` and `public/`'s files.
     pub site_root: PathBuf,
+    /// Every variable as it was read, for the startup summary and `cited config`.
+    pub settings: Vec<Setting>,
     /// Who may use the app, and the names it may be reached by.
     pub access: AccessConfig,
     /// How much the app takes on at once, and from whom.
@@ -648,318 +655,230 @@ pub fn shown_database_url(url: &str) -> String {
     }
 }
 
-pub const DEFAULT_ADDR: &str = "127.0.0.1:3000";
-pub const DEFAULT_SEARXNG_URL: &str = "http://localhost:8080";
-pub const DEFAULT_LOG: &str = "cited=info,tower_http=info";
 pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
-pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
 /// The name of the endpoint `CITED_LLM_BASE_URL` configures, in model choices (`main|model`).
 pub const MAIN_ENDPOINT: &str = "main";
-/// The project's own documentation, relative to the working directory (`make run` runs in
-/// the checkout).
-pub const DEFAULT_KNOWLEDGE: &str = "README.md,ARCHITECTURE.md,searxng/README.md,docs";
+
+/// Where a value came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Default,
+    Environment,
+    DotEnv,
+}
+
+impl Origin {
+    fn as_str(self) -> &'static str {
+        match self {
+            Origin::Default => "default",
+            Origin::Environment => "environment",
+            Origin::DotEnv => ".env",
+        }
+    }
+}
+
+/// One variable as it was read: its value as it may be printed, and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Setting {
+    pub var: &'static Var,
+    pub shown: String,
+    pub origin: Origin,
+}
+
+/// A variable's value as it may be printed: credentials out of URLs, secrets as set or not.
+fn shown_value(var: &Var, value: &str) -> String {
+    match var.shown {
+        _ if value.is_empty() => "none".to_string(),
+        Shown::Plain => value.to_string(),
+        Shown::Url => match Url::parse(value) {
+            Ok(url) if !url.username().is_empty() || url.password().is_some() => redacted(&url),
+            _ => shown_raw(value),
+        },
+        Shown::Secret => "*** (set)".to_string(),
+    }
+}
 
 impl Config {
-    /// Reads the process environment, with `.env` in the working directory as a fallback
-    /// for variables the environment does not set.
     /// This program's own binary (what runs `cited extract` for added files).
     pub fn this_binary() -> std::io::Result<std::path::PathBuf> {
         std::env::current_exe()
     }
 
+    /// Reads the process environment, with `.env` in the working directory as a fallback
+    /// for variables the environment does not set.
     pub fn from_env() -> (Config, Vec<ConfigWarning>) {
         let dotenv: Vec<(String, String)> = dotenvy::from_path_iter(".env")
             .map(|iter| iter.filter_map(Result::ok).collect())
             .unwrap_or_default();
-        Config::from_vars(|name| {
-            std::env::var(name).ok().or_else(|| {
-                dotenv
-                    .iter()
-                    .find(|(key, _)| key == name)
-                    .map(|(_, value)| value.clone())
-            })
+        Config::from_lookup(&|name| match std::env::var(name) {
+            Ok(value) => Some((value, Origin::Environment)),
+            Err(_) => dotenv
+                .iter()
+                .find(|(key, _)| key == name)
+                .map(|(_, value)| (value.clone(), Origin::DotEnv)),
         })
     }
 
     /// Builds the configuration from a variable lookup, so tests never touch the process env.
     pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> (Config, Vec<ConfigWarning>) {
+        Config::from_lookup(&|name| get(name).map(|value| (value, Origin::Environment)))
+    }
+
+    fn from_lookup(
+        lookup: &dyn Fn(&str) -> Option<(String, Origin)>,
+    ) -> (Config, Vec<ConfigWarning>) {
         let mut reader = Reader {
-            get: &|name| get(name).filter(|value| !value.trim().is_empty()),
+            lookup: &|name| lookup(name).filter(|(value, _)| !value.trim().is_empty()),
             warnings: Vec::new(),
+            settings: Vec::new(),
         };
-        let addr = reader.parse(
-            "CITED_ADDR",
-            "a socket address such as 127.0.0.1:3000",
-            DEFAULT_ADDR,
-            |raw| raw.trim().parse::<SocketAddr>().ok(),
-        );
-        let searxng_url = reader.parse(
-            "CITED_SEARXNG_URL",
-            "an http(s) URL such as http://localhost:8080",
-            DEFAULT_SEARXNG_URL,
-            parse_http_url,
-        );
-        let search_results = reader.number("CITED_SEARCH_RESULTS", 1, 20, 5);
-        let search_timeout = reader.seconds("CITED_SEARCH_TIMEOUT_SECS", 1, 120, 5);
-        let search_language = reader.parse(
-            "CITED_SEARCH_LANGUAGE",
-            "auto, all, or a language code such as en, en-US or zh-CN",
-            "auto",
-            parse_language,
-        );
-        let snippet_chars = reader.number("CITED_SNIPPET_CHARS", 20, 2000, 200);
-        let log = reader.parse(
-            "CITED_LOG",
-            "a tracing filter such as info or cited=debug,tower_http=info",
-            DEFAULT_LOG,
-            |raw| {
-                tracing_subscriber::EnvFilter::try_new(raw.trim())
-                    .ok()
-                    .map(|_| raw.trim().to_string())
-            },
-        );
-        let max_question_chars = reader.number("CITED_MAX_QUESTION_CHARS", 100, 100_000, 8000);
-        let session_idle = reader.parse(
-            "CITED_SESSION_IDLE_MINS",
-            "a whole number of minutes from 1 to 43200",
-            "1440",
-            |raw| parse_in_range(raw, 1, 43_200).map(|mins| Duration::from_secs(mins as u64 * 60)),
-        );
-        let default_database = default_database_url(reader.get);
-        let database_url = reader.parse(
-            "CITED_DATABASE_URL",
-            "sqlite:PATH, sqlite::memory: or postgres://user@host/database",
-            &default_database,
-            parse_database_url,
-        );
-        let redis_url = reader.parse(
-            "CITED_REDIS_URL",
-            "a redis:// or rediss:// URL such as redis://127.0.0.1:6379",
-            "",
-            |raw| {
-                if raw.trim().is_empty() {
-                    return Some(None);
-                }
-                let url = Url::parse(raw.trim()).ok()?;
-                (matches!(url.scheme(), "redis" | "rediss" | "valkey" | "valkeys")
-                    && url.host_str().is_some())
-                .then_some(Some(url))
-            },
-        );
-        let search_cache = reader.seconds("CITED_SEARCH_CACHE_SECS", 0, 86_400, 600);
-        let log_json = reader.parse("CITED_LOG_FORMAT", "text or json", "text", |raw| match raw
-            .trim()
-        {
+        let addr = reader.parse("CITED_ADDR", |raw| raw.trim().parse::<SocketAddr>().ok());
+        let searxng_url = reader.parse("CITED_SEARXNG_URL", parse_http_url);
+        let search_results = reader.number("CITED_SEARCH_RESULTS");
+        let search_timeout = reader.duration("CITED_SEARCH_TIMEOUT_SECS");
+        let search_language = reader.parse("CITED_SEARCH_LANGUAGE", parse_language);
+        let snippet_chars = reader.number("CITED_SNIPPET_CHARS");
+        let log = reader.parse("CITED_LOG", |raw| {
+            tracing_subscriber::EnvFilter::try_new(raw.trim())
+                .ok()
+                .map(|_| raw.trim().to_string())
+        });
+        let max_question_chars = reader.number("CITED_MAX_QUESTION_CHARS");
+        let session_idle = reader.duration("CITED_SESSION_IDLE_MINS");
+        let default_database = default_database_url(&|name| reader.raw(name));
+        let database_url =
+            reader.parse_or("CITED_DATABASE_URL", &default_database, parse_database_url);
+        let redis_url = reader.parse("CITED_REDIS_URL", |raw| {
+            if raw.trim().is_empty() {
+                return Some(None);
+            }
+            let url = Url::parse(raw.trim()).ok()?;
+            (matches!(url.scheme(), "redis" | "rediss" | "valkey" | "valkeys")
+                && url.host_str().is_some())
+            .then_some(Some(url))
+        });
+        let search_cache = reader.duration("CITED_SEARCH_CACHE_SECS");
+        let log_json = reader.parse("CITED_LOG_FORMAT", |raw| match raw.trim() {
             "text" => Some(false),
             "json" => Some(true),
             _ => None,
         });
-        let titles = reader.parse(
-            "CITED_TITLES",
-            "model or question",
-            "model",
-            |raw| match raw.trim() {
-                "model" => Some(Titles::Model),
-                "question" => Some(Titles::Question),
-                _ => None,
-            },
-        );
-        let related =
-            reader.parse(
-                "CITED_RELATED",
-                "model, sources or off",
-                "model",
-                |raw| match raw.trim() {
-                    "model" => Some(Related::Model),
-                    "sources" => Some(Related::Sources),
-                    "off" => Some(Related::Off),
-                    _ => None,
-                },
-            );
-        let check = reader.parse(
-            "CITED_CHECK",
-            "model, lexical or off",
-            "model",
-            |raw| match raw.trim() {
-                "model" => Some(Check::Model),
-                "lexical" => Some(Check::Lexical),
-                "off" => Some(Check::Off),
-                _ => None,
-            },
-        );
+        let titles = reader.parse("CITED_TITLES", |raw| match raw.trim() {
+            "model" => Some(Titles::Model),
+            "question" => Some(Titles::Question),
+            _ => None,
+        });
+        let related = reader.parse("CITED_RELATED", |raw| match raw.trim() {
+            "model" => Some(Related::Model),
+            "sources" => Some(Related::Sources),
+            "off" => Some(Related::Off),
+            _ => None,
+        });
+        let check = reader.parse("CITED_CHECK", |raw| match raw.trim() {
+            "model" => Some(Check::Model),
+            "lexical" => Some(Check::Lexical),
+            "off" => Some(Check::Off),
+            _ => None,
+        });
         let focus = FocusMap {
             searches: crate::model::Focus::ALL
                 .into_iter()
                 .map(|focus| {
-                    let (var, default) = match focus {
-                        crate::model::Focus::Web => ("CITED_FOCUS_WEB", ""),
-                        crate::model::Focus::Academic => {
-                            ("CITED_FOCUS_ACADEMIC", "categories=science")
-                        }
-                        crate::model::Focus::Discussions => {
-                            ("CITED_FOCUS_DISCUSSIONS", "categories=social media")
-                        }
-                        crate::model::Focus::News => ("CITED_FOCUS_NEWS", "categories=news"),
-                        crate::model::Focus::Code => ("CITED_FOCUS_CODE", "categories=it"),
-                    };
-                    let search = reader.parse(
-                        var,
-                        "categories=a,b and/or engines=x,y, separated by ;",
-                        default,
-                        parse_focus,
-                    );
-                    (focus, search)
+                    let var = format!("CITED_FOCUS_{}", focus.as_str().to_ascii_uppercase());
+                    (focus, reader.parse(vars::get(&var).name, parse_focus))
                 })
                 .collect(),
         };
-        let site_root = reader.parse("CITED_SITE_ROOT", "a folder path", "target/site", |raw| {
-            Some(PathBuf::from(raw.trim()))
-        });
-        let llm_context_chars = reader.number("CITED_LLM_CONTEXT_CHARS", 2000, 2_000_000, 32000);
-        let agent_max_searches = reader.number("CITED_AGENT_MAX_SEARCHES", 1, 20, 5);
-        let tokens = |reader: &mut Reader, var, default| {
-            u32::try_from(reader.number(var, 16, 32_768, default)).unwrap_or(u32::MAX)
-        };
-        let limits = ModelLimits {
-            max_tokens_plan: tokens(&mut reader, "CITED_LLM_MAX_TOKENS_PLAN", 512),
-            max_tokens_verify: tokens(&mut reader, "CITED_LLM_MAX_TOKENS_VERIFY", 768),
-            max_tokens_branch: tokens(&mut reader, "CITED_LLM_MAX_TOKENS_BRANCH", 768),
-            max_tokens_answer: tokens(&mut reader, "CITED_LLM_MAX_TOKENS_ANSWER", 2048),
-            call_deadline: reader.seconds("CITED_LLM_CALL_DEADLINE_SECS", 5, 3600, 300),
-            idle_timeout: reader.seconds("CITED_LLM_IDLE_TIMEOUT_SECS", 2, 600, 60),
-            structured: reader.parse("CITED_LLM_STRUCTURED", "on or off", "on", |raw| {
-                match raw.trim() {
-                    "on" => Some(true),
-                    "off" => Some(false),
-                    _ => None,
-                }
-            }),
-            price_input: reader.price("CITED_LLM_PRICE_INPUT"),
-            price_output: reader.price("CITED_LLM_PRICE_OUTPUT"),
-        };
-        let research = ResearchConfig {
-            max_loops: reader.number("CITED_RESEARCH_MAX_LOOPS", 1, 10, 4),
-            // Chosen with `make bench-research-material` (docs/configuration.md says why).
-            results: reader.number("CITED_RESEARCH_RESULTS", 1, 30, 10),
-            snippet_chars: reader.number("CITED_RESEARCH_SNIPPET_CHARS", 100, 2000, 400),
-            max_branches: reader.number("CITED_RESEARCH_MAX_BRANCHES", 1, 8, 4),
-            branch_timeout: reader.seconds("CITED_RESEARCH_BRANCH_TIMEOUT_SECS", 5, 1800, 180),
-            encyclopedia_engines: reader.parse(
-                "CITED_RESEARCH_ENCYCLOPEDIA_ENGINES",
-                "comma-separated SearXNG engine names, or none",
-                "wikipedia",
-                parse_engines,
-            ),
-            engines_zh: reader.parse(
-                "CITED_RESEARCH_ENGINES_ZH",
-                "comma-separated SearXNG engine names, or none",
-                "none",
-                parse_engines,
-            ),
-            engines_en: reader.parse(
-                "CITED_RESEARCH_ENGINES_EN",
-                "comma-separated SearXNG engine names, or none",
-                "none",
-                parse_engines,
-            ),
-            deep_reads: reader.number("CITED_RESEARCH_DEEP_READS", 0, 4, 2),
-            deadline: reader.seconds("CITED_RESEARCH_DEADLINE_SECS", 10, 7200, 900),
-        };
-        let sources = reader.parse(
-            "CITED_SOURCES",
-            "auto, web, knowledge, or web,knowledge",
-            "auto",
-            crate::model::Sources::parse,
-        );
-        let knowledge = reader.parse(
-            "CITED_KNOWLEDGE_DIR",
-            "a folder (or file) path",
-            DEFAULT_KNOWLEDGE,
-            |raw| {
-                let paths: Vec<PathBuf> = raw
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|p| !p.is_empty())
-                    .map(PathBuf::from)
-                    .collect();
-                (!paths.is_empty()).then_some(paths)
-            },
-        );
-        let llm = reader.llm();
-        let align_deadline = reader.seconds("CITED_ALIGN_DEADLINE_SECS", 0, 300, 20);
-        let access = reader.access(addr);
-        let capacity = Capacity {
-            answers: reader.number("CITED_MAX_ANSWERS", 1, 1000, 8),
-            research: reader.number("CITED_MAX_RESEARCH", 1, 100, 2),
-            model_calls: reader.number("CITED_MAX_MODEL_CALLS", 1, 1000, 8),
-            page_reads: reader.number("CITED_MAX_PAGE_READS", 1, 1000, 8),
-            asks_per_minute: u32::try_from(reader.number(
-                "CITED_RATE_ASKS_PER_MIN",
-                1,
-                100_000,
-                30,
-            ))
-            .unwrap_or(u32::MAX),
-            requests_per_minute: u32::try_from(reader.number(
-                "CITED_RATE_REQUESTS_PER_MIN",
-                10,
-                10_000_000,
-                1200,
-            ))
-            .unwrap_or(u32::MAX),
-            shares_per_minute: u32::try_from(reader.number(
-                "CITED_RATE_SHARES_PER_MIN",
-                1,
-                1_000_000,
-                60,
-            ))
-            .unwrap_or(u32::MAX),
-            connections: reader.number("CITED_MAX_CONNECTIONS", 8, 100_000, 512),
-            connections_per_address: reader.number(
-                "CITED_MAX_CONNECTIONS_PER_ADDRESS",
-                2,
-                100_000,
-                64,
-            ),
-            header_timeout: reader.seconds("CITED_HEADER_TIMEOUT_SECS", 1, 300, 10),
-            body_bytes: reader.number("CITED_MAX_BODY_KB", 16, 100_000, 256) * 1024,
-            file_bytes: reader.number("CITED_FILE_MAX_MB", 1, 200, 10) * 1024 * 1024,
-            file_memory_bytes: reader.number("CITED_FILE_MEMORY_MB", 128, 65_536, 512) as u64
-                * 1024
-                * 1024,
-            file_time: reader.seconds("CITED_FILE_SECS", 1, 600, 30),
-            exchanges_per_conversation: reader.number("CITED_MAX_EXCHANGES", 2, 100_000, 500),
-            answer_bytes: reader.number("CITED_MAX_ANSWER_KB", 1, 10_000, 256) * 1024,
-            user_quota_bytes: reader.number("CITED_USER_QUOTA_MB", 1, 1_000_000, 200) as u64
-                * 1024
-                * 1024,
-        };
+        let site_root = reader.parse("CITED_SITE_ROOT", |raw| Some(PathBuf::from(raw.trim())));
+        let llm_context_chars = reader.number("CITED_LLM_CONTEXT_CHARS");
+        let agent_max_searches = reader.number("CITED_AGENT_MAX_SEARCHES");
+        let tokens =
+            |reader: &mut Reader, var| u32::try_from(reader.number(var)).unwrap_or(u32::MAX);
         let on_off = |raw: &str| match raw.trim() {
             "on" => Some(true),
             "off" => Some(false),
             _ => None,
         };
-        let media = MediaConfig {
-            images: reader.parse("CITED_IMAGES", "on or off", "on", on_off),
-            favicons: reader.parse("CITED_FAVICONS", "on or off", "on", on_off),
-            dir: match (reader.get)("CITED_MEDIA_DIR").filter(|dir| !dir.trim().is_empty()) {
-                Some(dir) => PathBuf::from(dir.trim()),
-                None => default_media_dir(reader.get),
-            },
-            cache_bytes: reader.number("CITED_MEDIA_CACHE_MB", 1, 100_000, 64) as u64 * 1024 * 1024,
-            allow: reader.parse(
-                "CITED_FETCH_ALLOW",
-                "host:port addresses separated by commas, such as 10.0.0.5:443, or none",
-                "none",
-                |raw| match raw.trim() {
-                    "none" | "" => Some(Vec::new()),
-                    raw => raw
-                        .split(',')
-                        .map(|addr| addr.trim().parse::<SocketAddr>().ok())
-                        .collect(),
-                },
-            ),
+        let limits = ModelLimits {
+            max_tokens_plan: tokens(&mut reader, "CITED_LLM_MAX_TOKENS_PLAN"),
+            max_tokens_verify: tokens(&mut reader, "CITED_LLM_MAX_TOKENS_VERIFY"),
+            max_tokens_branch: tokens(&mut reader, "CITED_LLM_MAX_TOKENS_BRANCH"),
+            max_tokens_answer: tokens(&mut reader, "CITED_LLM_MAX_TOKENS_ANSWER"),
+            call_deadline: reader.duration("CITED_LLM_CALL_DEADLINE_SECS"),
+            idle_timeout: reader.duration("CITED_LLM_IDLE_TIMEOUT_SECS"),
+            structured: reader.parse("CITED_LLM_STRUCTURED", on_off),
+            price_input: reader.parse("CITED_LLM_PRICE_INPUT", parse_price),
+            price_output: reader.parse("CITED_LLM_PRICE_OUTPUT", parse_price),
         };
+        let research = ResearchConfig {
+            max_loops: reader.number("CITED_RESEARCH_MAX_LOOPS"),
+            // Chosen with `make bench-research-material` (docs/configuration.md says why).
+            results: reader.number("CITED_RESEARCH_RESULTS"),
+            snippet_chars: reader.number("CITED_RESEARCH_SNIPPET_CHARS"),
+            max_branches: reader.number("CITED_RESEARCH_MAX_BRANCHES"),
+            branch_timeout: reader.duration("CITED_RESEARCH_BRANCH_TIMEOUT_SECS"),
+            encyclopedia_engines: reader
+                .parse("CITED_RESEARCH_ENCYCLOPEDIA_ENGINES", parse_engines),
+            engines_zh: reader.parse("CITED_RESEARCH_ENGINES_ZH", parse_engines),
+            engines_en: reader.parse("CITED_RESEARCH_ENGINES_EN", parse_engines),
+            deep_reads: reader.number("CITED_RESEARCH_DEEP_READS"),
+            deadline: reader.duration("CITED_RESEARCH_DEADLINE_SECS"),
+        };
+        let sources = reader.parse("CITED_SOURCES", crate::model::Sources::parse);
+        let knowledge = reader.parse("CITED_KNOWLEDGE_DIR", |raw| {
+            let paths: Vec<PathBuf> = raw
+                .split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from)
+                .collect();
+            (!paths.is_empty()).then_some(paths)
+        });
+        let llm = reader.llm();
+        let align_deadline = reader.duration("CITED_ALIGN_DEADLINE_SECS");
+        let access = reader.access(addr);
+        let per_minute =
+            |reader: &mut Reader, var| u32::try_from(reader.number(var)).unwrap_or(u32::MAX);
+        let mebibytes = |reader: &mut Reader, var| reader.number(var) as u64 * 1024 * 1024;
+        let capacity = Capacity {
+            answers: reader.number("CITED_MAX_ANSWERS"),
+            research: reader.number("CITED_MAX_RESEARCH"),
+            model_calls: reader.number("CITED_MAX_MODEL_CALLS"),
+            page_reads: reader.number("CITED_MAX_PAGE_READS"),
+            asks_per_minute: per_minute(&mut reader, "CITED_RATE_ASKS_PER_MIN"),
+            requests_per_minute: per_minute(&mut reader, "CITED_RATE_REQUESTS_PER_MIN"),
+            shares_per_minute: per_minute(&mut reader, "CITED_RATE_SHARES_PER_MIN"),
+            connections: reader.number("CITED_MAX_CONNECTIONS"),
+            connections_per_address: reader.number("CITED_MAX_CONNECTIONS_PER_ADDRESS"),
+            header_timeout: reader.duration("CITED_HEADER_TIMEOUT_SECS"),
+            body_bytes: reader.number("CITED_MAX_BODY_KB") * 1024,
+            file_bytes: reader.number("CITED_FILE_MAX_MB") * 1024 * 1024,
+            file_memory_bytes: mebibytes(&mut reader, "CITED_FILE_MEMORY_MB"),
+            file_time: reader.duration("CITED_FILE_SECS"),
+            exchanges_per_conversation: reader.number("CITED_MAX_EXCHANGES"),
+            answer_bytes: reader.number("CITED_MAX_ANSWER_KB") * 1024,
+            user_quota_bytes: mebibytes(&mut reader, "CITED_USER_QUOTA_MB"),
+        };
+        let default_media = default_media_dir(&|name| reader.raw(name));
+        let media = MediaConfig {
+            images: reader.parse("CITED_IMAGES", on_off),
+            favicons: reader.parse("CITED_FAVICONS", on_off),
+            dir: reader.parse_or(
+                "CITED_MEDIA_DIR",
+                &default_media.display().to_string(),
+                |raw| Some(PathBuf::from(raw.trim())),
+            ),
+            cache_bytes: mebibytes(&mut reader, "CITED_MEDIA_CACHE_MB"),
+            allow: reader.parse("CITED_FETCH_ALLOW", |raw| match raw.trim() {
+                "none" | "" => Some(Vec::new()),
+                raw => raw
+                    .split(',')
+                    .map(|addr| addr.trim().parse::<SocketAddr>().ok())
+                    .collect(),
+            }),
+        };
+        let mut settings = reader.settings;
+        settings.sort_by_key(|setting| VARS.iter().position(|var| std::ptr::eq(var, setting.var)));
         let config = Config {
             media,
             access,
@@ -990,383 +909,159 @@ impl Config {
             check,
             focus,
             site_root,
+            settings,
         };
         (config, reader.warnings)
+    }
+
+    /// Every variable as it was read at start, in the docs' order.
+    pub fn settings(&self) -> &[Setting] {
+        &self.settings
+    }
+
+    /// What the startup log says: where the configuration came from in one line, then each
+    /// value that is not a default.
+    pub fn summary(&self) -> Vec<String> {
+        let count = |origin| {
+            self.settings
+                .iter()
+                .filter(|setting| setting.origin == origin)
+                .count()
+        };
+        let mut lines = vec![format!(
+            "configuration: {} from the environment, {} from .env, {} defaults (`cited config` prints them all)",
+            count(Origin::Environment),
+            count(Origin::DotEnv),
+            count(Origin::Default)
+        )];
+        lines.extend(
+            self.settings
+                .iter()
+                .filter(|setting| setting.origin != Origin::Default)
+                .map(|setting| {
+                    format!(
+                        "{}={} ({})",
+                        setting.var.name,
+                        setting.shown,
+                        setting.origin.as_str()
+                    )
+                }),
+        );
+        lines
     }
 }
 
 impl fmt::Display for Config {
-    /// The effective configuration, one `NAME=value` per line, secrets redacted.
+    /// The configuration as it was read, one `NAME=value` per line, secrets redacted.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "CITED_ADDR={}", self.addr)?;
-        writeln!(f, "CITED_SEARXNG_URL={}", redacted(&self.searxng_url))?;
-        writeln!(f, "CITED_SEARCH_RESULTS={}", self.search_results)?;
-        writeln!(
-            f,
-            "CITED_SEARCH_TIMEOUT_SECS={}",
-            self.search_timeout.as_secs()
-        )?;
-        writeln!(f, "CITED_SEARCH_LANGUAGE={}", self.search_language)?;
-        writeln!(f, "CITED_SNIPPET_CHARS={}", self.snippet_chars)?;
-        match &self.llm {
-            Some(llm) => {
-                writeln!(f, "CITED_LLM_BASE_URL={}", redacted(&llm.base_url))?;
-                let key = if llm.api_key.is_some() {
-                    "*** (set)"
-                } else {
-                    "(none)"
-                };
-                writeln!(f, "CITED_LLM_API_KEY={key}")?;
-                writeln!(f, "CITED_LLM_MODEL={}", llm.model)?;
-                writeln!(
-                    f,
-                    "CITED_LLM_MODEL_FAST={}",
-                    llm.fast_model
-                        .as_deref()
-                        .unwrap_or("(none: CITED_LLM_MODEL)")
-                )?;
-                for endpoint in &llm.more {
-                    writeln!(
-                        f,
-                        "CITED_LLM_ENDPOINTS: {}={}{}",
-                        endpoint.name,
-                        redacted(&endpoint.base_url),
-                        if endpoint.api_key.is_some() {
-                            " (key set)"
-                        } else {
-                            ""
-                        }
-                    )?;
-                }
+        for (i, setting) in self.settings.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
             }
-            None => writeln!(f, "CITED_LLM_BASE_URL=(none: offline extractive answers)")?,
+            write!(f, "{}={}", setting.var.name, setting.shown)?;
         }
-        writeln!(f, "CITED_LLM_CONTEXT_CHARS={}", self.llm_context_chars)?;
-        writeln!(f, "CITED_AGENT_MAX_SEARCHES={}", self.agent_max_searches)?;
-        let limits = &self.limits;
-        writeln!(f, "CITED_LLM_MAX_TOKENS_PLAN={}", limits.max_tokens_plan)?;
-        writeln!(
-            f,
-            "CITED_LLM_MAX_TOKENS_VERIFY={}",
-            limits.max_tokens_verify
-        )?;
-        writeln!(
-            f,
-            "CITED_LLM_MAX_TOKENS_BRANCH={}",
-            limits.max_tokens_branch
-        )?;
-        writeln!(
-            f,
-            "CITED_LLM_MAX_TOKENS_ANSWER={}",
-            limits.max_tokens_answer
-        )?;
-        writeln!(
-            f,
-            "CITED_LLM_CALL_DEADLINE_SECS={}",
-            limits.call_deadline.as_secs()
-        )?;
-        writeln!(
-            f,
-            "CITED_LLM_IDLE_TIMEOUT_SECS={}",
-            limits.idle_timeout.as_secs()
-        )?;
-        let on_off = if limits.structured { "on" } else { "off" };
-        writeln!(f, "CITED_LLM_STRUCTURED={on_off}")?;
-        let price = |price: Option<f64>| price.map_or("none".to_string(), |p| p.to_string());
-        writeln!(f, "CITED_LLM_PRICE_INPUT={}", price(limits.price_input))?;
-        writeln!(f, "CITED_LLM_PRICE_OUTPUT={}", price(limits.price_output))?;
-        let research = &self.research;
-        let engines = |list: &[String]| {
-            if list.is_empty() {
-                "none".to_string()
-            } else {
-                list.join(",")
-            }
-        };
-        writeln!(f, "CITED_RESEARCH_MAX_LOOPS={}", research.max_loops)?;
-        writeln!(f, "CITED_RESEARCH_RESULTS={}", research.results)?;
-        writeln!(f, "CITED_RESEARCH_SNIPPET_CHARS={}", research.snippet_chars)?;
-        writeln!(f, "CITED_RESEARCH_MAX_BRANCHES={}", research.max_branches)?;
-        writeln!(
-            f,
-            "CITED_RESEARCH_BRANCH_TIMEOUT_SECS={}",
-            research.branch_timeout.as_secs()
-        )?;
-        writeln!(
-            f,
-            "CITED_RESEARCH_ENCYCLOPEDIA_ENGINES={}",
-            engines(&research.encyclopedia_engines)
-        )?;
-        writeln!(
-            f,
-            "CITED_RESEARCH_ENGINES_ZH={}",
-            engines(&research.engines_zh)
-        )?;
-        writeln!(
-            f,
-            "CITED_RESEARCH_ENGINES_EN={}",
-            engines(&research.engines_en)
-        )?;
-        writeln!(f, "CITED_RESEARCH_DEEP_READS={}", research.deep_reads)?;
-        writeln!(
-            f,
-            "CITED_RESEARCH_DEADLINE_SECS={}",
-            research.deadline.as_secs()
-        )?;
-        writeln!(f, "CITED_SOURCES={}", self.sources.as_str())?;
-        writeln!(
-            f,
-            "CITED_KNOWLEDGE_DIR={}",
-            self.knowledge
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        )?;
-        writeln!(f, "CITED_LOG={}", self.log)?;
-        writeln!(f, "CITED_MAX_QUESTION_CHARS={}", self.max_question_chars)?;
-        writeln!(
-            f,
-            "CITED_SESSION_IDLE_MINS={}",
-            self.session_idle.as_secs() / 60
-        )?;
-        writeln!(
-            f,
-            "CITED_DATABASE_URL={}",
-            shown_database_url(&self.database_url)
-        )?;
-        match &self.redis_url {
-            Some(url) => writeln!(f, "CITED_REDIS_URL={}", redacted(url))?,
-            None => writeln!(f, "CITED_REDIS_URL=(none: one process)")?,
-        }
-        writeln!(f, "CITED_SEARCH_CACHE_SECS={}", self.search_cache.as_secs())?;
-        let format = if self.log_json { "json" } else { "text" };
-        writeln!(f, "CITED_LOG_FORMAT={format}")?;
-        let titles = match self.titles {
-            Titles::Model => "model",
-            Titles::Question => "question",
-        };
-        writeln!(f, "CITED_TITLES={titles}")?;
-        let related = match self.related {
-            Related::Model => "model",
-            Related::Sources => "sources",
-            Related::Off => "off",
-        };
-        writeln!(f, "CITED_RELATED={related}")?;
-        let check = match self.check {
-            Check::Model => "model",
-            Check::Lexical => "lexical",
-            Check::Off => "off",
-        };
-        writeln!(f, "CITED_CHECK={check}")?;
-        let on_off = |on: bool| if on { "on" } else { "off" };
-        writeln!(f, "CITED_IMAGES={}", on_off(self.media.images))?;
-        writeln!(f, "CITED_FAVICONS={}", on_off(self.media.favicons))?;
-        writeln!(f, "CITED_MEDIA_DIR={}", self.media.dir.display())?;
-        writeln!(
-            f,
-            "CITED_MEDIA_CACHE_MB={}",
-            self.media.cache_bytes / 1024 / 1024
-        )?;
-        let allow: Vec<String> = self.media.allow.iter().map(ToString::to_string).collect();
-        writeln!(
-            f,
-            "CITED_FETCH_ALLOW={}",
-            if allow.is_empty() {
-                "none".to_string()
-            } else {
-                allow.join(",")
-            }
-        )?;
-        for (focus, search) in &self.focus.searches {
-            writeln!(f, "CITED_FOCUS_{}={search}", focus.as_str().to_uppercase())?;
-        }
-        writeln!(
-            f,
-            "CITED_ALIGN_DEADLINE_SECS={}",
-            self.align_deadline.as_secs()
-        )?;
-        writeln!(f, "CITED_SITE_ROOT={}", self.site_root.display())?;
-        let access = &self.access;
-        match &access.auth {
-            Auth::Off => writeln!(f, "CITED_AUTH=off")?,
-            Auth::Accounts => writeln!(f, "CITED_AUTH=accounts")?,
-            Auth::Proxy { header, from } => {
-                writeln!(f, "CITED_AUTH=proxy")?;
-                writeln!(f, "CITED_AUTH_PROXY_HEADER={header}")?;
-                let from: Vec<String> = from.iter().map(ToString::to_string).collect();
-                writeln!(f, "CITED_AUTH_PROXY_FROM={}", from.join(","))?;
-            }
-        }
-        match &access.allowed_hosts {
-            Some(hosts) => writeln!(f, "CITED_ALLOWED_HOSTS={}", hosts.join(","))?,
-            None => writeln!(f, "CITED_ALLOWED_HOSTS=*")?,
-        }
-        match &access.public_url {
-            Some(url) => writeln!(f, "CITED_PUBLIC_URL={}", redacted(url))?,
-            None => writeln!(f, "CITED_PUBLIC_URL=(none)")?,
-        }
-        let trusted: Vec<String> = access
-            .trusted_proxies
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        writeln!(
-            f,
-            "CITED_TRUSTED_PROXIES={}",
-            if trusted.is_empty() {
-                "none".to_string()
-            } else {
-                trusted.join(",")
-            }
-        )?;
-        let c = &self.capacity;
-        writeln!(f, "CITED_MAX_ANSWERS={}", c.answers)?;
-        writeln!(f, "CITED_MAX_RESEARCH={}", c.research)?;
-        writeln!(f, "CITED_MAX_MODEL_CALLS={}", c.model_calls)?;
-        writeln!(f, "CITED_MAX_PAGE_READS={}", c.page_reads)?;
-        writeln!(f, "CITED_RATE_ASKS_PER_MIN={}", c.asks_per_minute)?;
-        writeln!(f, "CITED_RATE_REQUESTS_PER_MIN={}", c.requests_per_minute)?;
-        writeln!(f, "CITED_RATE_SHARES_PER_MIN={}", c.shares_per_minute)?;
-        writeln!(f, "CITED_MAX_CONNECTIONS={}", c.connections)?;
-        writeln!(
-            f,
-            "CITED_MAX_CONNECTIONS_PER_ADDRESS={}",
-            c.connections_per_address
-        )?;
-        writeln!(
-            f,
-            "CITED_HEADER_TIMEOUT_SECS={}",
-            c.header_timeout.as_secs()
-        )?;
-        writeln!(f, "CITED_MAX_BODY_KB={}", c.body_bytes / 1024)?;
-        writeln!(f, "CITED_FILE_MAX_MB={}", c.file_bytes / 1024 / 1024)?;
-        writeln!(
-            f,
-            "CITED_FILE_MEMORY_MB={}",
-            c.file_memory_bytes / 1024 / 1024
-        )?;
-        writeln!(f, "CITED_FILE_SECS={}", c.file_time.as_secs())?;
-        writeln!(f, "CITED_MAX_EXCHANGES={}", c.exchanges_per_conversation)?;
-        writeln!(f, "CITED_MAX_ANSWER_KB={}", c.answer_bytes / 1024)?;
-        write!(
-            f,
-            "CITED_USER_QUOTA_MB={}",
-            c.user_quota_bytes / 1024 / 1024
-        )
+        Ok(())
     }
 }
 
 struct Reader<'a> {
-    get: &'a dyn Fn(&str) -> Option<String>,
+    lookup: &'a dyn Fn(&str) -> Option<(String, Origin)>,
     warnings: Vec<ConfigWarning>,
+    settings: Vec<Setting>,
 }
 
 impl Reader<'_> {
-    /// A whole number from `min` to `max`.
-    fn number(&mut self, var: &'static str, min: usize, max: usize, default: usize) -> usize {
-        let accepts = format!("a whole number from {min} to {max}");
-        self.parse(var, &accepts, &default.to_string(), |raw| {
-            parse_in_range(raw, min, max)
+    /// A variable's raw value, not recorded (the platform's `HOME`, `XDG_*`).
+    fn raw(&self, name: &str) -> Option<String> {
+        (self.lookup)(name).map(|(value, _)| value)
+    }
+
+    /// A whole number in its declared range.
+    fn number(&mut self, name: &str) -> usize {
+        let var = vars::get(name);
+        let (min, max) = match var.accepts {
+            vars::Accepts::Count { min, max } => (min, max),
+            _ => panic!("{name} is not declared as a count"),
+        };
+        self.parse(name, |raw| parse_in_range(raw, min, max))
+    }
+
+    /// A whole number of seconds or minutes in its declared range.
+    fn duration(&mut self, name: &str) -> Duration {
+        let var = vars::get(name);
+        let (min, max, unit) = match var.accepts {
+            vars::Accepts::Seconds { min, max } => (min, max, 1),
+            vars::Accepts::Minutes { min, max } => (min, max, 60),
+            _ => panic!("{name} is not declared as a duration"),
+        };
+        self.parse(name, |raw| {
+            parse_in_range(raw, min, max).map(|n| Duration::from_secs(n as u64 * unit))
         })
     }
 
-    /// A whole number of seconds from `min` to `max`.
-    fn seconds(&mut self, var: &'static str, min: usize, max: usize, default: usize) -> Duration {
-        let accepts = format!("a whole number of seconds from {min} to {max}");
-        self.parse(var, &accepts, &default.to_string(), |raw| {
-            parse_in_range(raw, min, max).map(|secs| Duration::from_secs(secs as u64))
-        })
+    /// Parses `name`, or its declared default when it is unset or rejected (with a warning).
+    fn parse<T>(&mut self, name: &str, parse: impl Fn(&str) -> Option<T>) -> T {
+        self.parse_or(name, vars::get(name).default, parse)
     }
 
-    /// A price per million tokens (`0.15`), or none.
-    fn price(&mut self, var: &'static str) -> Option<f64> {
-        self.parse(
-            var,
-            "a price per million tokens such as 0.15, or none",
-            "none",
-            |raw| match raw.trim() {
-                "none" => Some(None),
-                raw => raw
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|price| price.is_finite() && *price >= 0.0)
-                    .map(Some),
-            },
-        )
-    }
-
-    /// Parses `var`, or the default when it is unset or rejected (with a warning).
-    fn parse<T>(
-        &mut self,
-        var: &'static str,
-        accepts: &str,
-        default: &str,
-        parse: impl Fn(&str) -> Option<T>,
-    ) -> T {
+    /// As [`Reader::parse`], with a default worked out at start.
+    fn parse_or<T>(&mut self, name: &str, default: &str, parse: impl Fn(&str) -> Option<T>) -> T {
+        let var = vars::get(name);
         let default_value = || parse(default).expect("every default parses with its own parser");
-        match (self.get)(var) {
-            None => default_value(),
-            Some(raw) => match parse(&raw) {
-                Some(value) => value,
+        let taken = match (self.lookup)(var.name) {
+            None => None,
+            Some((raw, origin)) => match parse(&raw) {
+                Some(value) => Some((value, raw.trim().to_string(), origin)),
                 None => {
                     self.warnings.push(ConfigWarning {
-                        var,
+                        var: var.name,
                         value: shown_raw(&raw),
-                        accepts: accepts.to_string(),
-                        default: default.to_string(),
+                        accepts: var.accepts.words(),
+                        default: if default.is_empty() { "none" } else { default }.to_string(),
                     });
-                    default_value()
+                    None
                 }
             },
-        }
+        };
+        let (value, raw, origin) =
+            taken.unwrap_or_else(|| (default_value(), default.to_string(), Origin::Default));
+        self.record(var, &raw, origin);
+        value
+    }
+
+    fn record(&mut self, var: &'static Var, value: &str, origin: Origin) {
+        self.settings.push(Setting {
+            var,
+            shown: shown_value(var, value),
+            origin,
+        });
     }
 
     /// Sign-in, allowed host names and the public URL. Bound to loopback, the allowed hosts
     /// default to the loopback names (a page elsewhere cannot rebind its name to 127.0.0.1
     /// and read the app); elsewhere to any name.
     fn access(&mut self, addr: SocketAddr) -> AccessConfig {
-        let public_url = self.parse(
-            "CITED_PUBLIC_URL",
-            "an http(s) URL such as https://cited.example.org, or none",
-            "none",
-            |raw| match raw.trim() {
-                "none" => Some(None),
-                raw => parse_http_url(raw).map(Some),
-            },
-        );
-        let auth_kind = self.parse(
-            "CITED_AUTH",
-            "off, accounts or proxy",
-            "off",
-            |raw| match raw.trim() {
-                kind @ ("off" | "accounts" | "proxy") => Some(kind.to_string()),
-                _ => None,
-            },
-        );
+        let public_url = self.parse("CITED_PUBLIC_URL", |raw| match raw.trim() {
+            "none" => Some(None),
+            raw => parse_http_url(raw).map(Some),
+        });
+        let auth_kind = self.parse("CITED_AUTH", |raw| match raw.trim() {
+            kind @ ("off" | "accounts" | "proxy") => Some(kind.to_string()),
+            _ => None,
+        });
+        // Read whatever the kind, so a typo shows before the day proxy sign-in is turned on.
+        let header = self.parse("CITED_AUTH_PROXY_HEADER", |raw| {
+            // An HTTP token (RFC 9110), compared lower-cased as headers are.
+            let raw = raw.trim();
+            let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+            (!raw.is_empty() && raw.chars().all(tchar)).then(|| raw.to_ascii_lowercase())
+        });
+        let from = self.parse("CITED_AUTH_PROXY_FROM", |raw| {
+            raw.split(',').map(IpNet::parse).collect::<Option<Vec<_>>>()
+        });
         let auth = match auth_kind.as_str() {
             "accounts" => Auth::Accounts,
-            "proxy" => Auth::Proxy {
-                header: self.parse(
-                    "CITED_AUTH_PROXY_HEADER",
-                    "an HTTP header name such as X-Forwarded-User",
-                    "X-Forwarded-User",
-                    |raw| {
-                        // An HTTP token (RFC 9110), compared lower-cased as headers are.
-                        let raw = raw.trim();
-                        let tchar =
-                            |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
-                        (!raw.is_empty() && raw.chars().all(tchar))
-                            .then(|| raw.to_ascii_lowercase())
-                    },
-                ),
-                from: self.parse(
-                    "CITED_AUTH_PROXY_FROM",
-                    "comma-separated addresses or blocks such as 127.0.0.1,10.0.0.0/8",
-                    "127.0.0.1,::1",
-                    |raw| raw.split(',').map(IpNet::parse).collect::<Option<Vec<_>>>(),
-                ),
-            },
+            "proxy" => Auth::Proxy { header, from },
             _ => Auth::Off,
         };
         let default_hosts = if addr.ip().is_loopback() {
@@ -1374,40 +1069,7 @@ impl Reader<'_> {
         } else {
             "*"
         };
-        let allowed_hosts = self.parse(
-            "CITED_ALLOWED_HOSTS",
-            "comma-separated host names such as cited.example.org,localhost, or *",
-            default_hosts,
-            |raw| {
-                if raw.trim() == "*" {
-                    return Some(None);
-                }
-                // Names only: a port (`example.org:3000`) is dropped, as requests' are.
-                let hosts: Vec<String> = raw
-                    .split(',')
-                    .map(|host| {
-                        let host = host.trim().to_ascii_lowercase();
-                        match host.rsplit_once(':') {
-                            Some((name, port))
-                                if !port.is_empty()
-                                    && port.bytes().all(|b| b.is_ascii_digit())
-                                    && (!name.contains(':') || name.ends_with(']')) =>
-                            {
-                                name.to_string()
-                            }
-                            _ => host,
-                        }
-                    })
-                    .filter(|host| !host.is_empty())
-                    .collect();
-                let valid = |host: &String| {
-                    host.chars().all(|c| {
-                        c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '[' | ']' | ':')
-                    })
-                };
-                (!hosts.is_empty() && hosts.iter().all(valid)).then_some(Some(hosts))
-            },
-        );
+        let allowed_hosts = self.parse_or("CITED_ALLOWED_HOSTS", default_hosts, parse_hosts);
         let allowed_hosts = allowed_hosts.map(|mut hosts| {
             if let Some(host) = public_url.as_ref().and_then(Url::host_str) {
                 let host = host.to_ascii_lowercase();
@@ -1417,17 +1079,12 @@ impl Reader<'_> {
             }
             hosts
         });
-        let mut trusted_proxies = self.parse(
-            "CITED_TRUSTED_PROXIES",
-            "comma-separated addresses or blocks such as 127.0.0.1,10.0.0.0/8, or none",
-            "none",
-            |raw| {
-                if raw.trim() == "none" {
-                    return Some(Vec::new());
-                }
-                raw.split(',').map(IpNet::parse).collect::<Option<Vec<_>>>()
-            },
-        );
+        let mut trusted_proxies = self.parse("CITED_TRUSTED_PROXIES", |raw| {
+            if raw.trim() == "none" {
+                return Some(Vec::new());
+            }
+            raw.split(',').map(IpNet::parse).collect::<Option<Vec<_>>>()
+        });
         if let Auth::Proxy { from, .. } = &auth {
             trusted_proxies.extend(from.iter().copied());
         }
@@ -1443,55 +1100,35 @@ impl Reader<'_> {
     /// The model endpoint: CITED_LLM_* first, then OPENAI_BASE_URL / OPENAI_API_KEY. With no
     /// base URL and no key there is no model.
     fn llm(&mut self) -> Option<LlmConfig> {
-        let key_var = if (self.get)("CITED_LLM_API_KEY").is_some() {
-            "CITED_LLM_API_KEY"
-        } else {
-            "OPENAI_API_KEY"
+        let openai_key = self.parse("OPENAI_API_KEY", |raw| Some(raw.trim().to_string()));
+        let key = self.parse("CITED_LLM_API_KEY", |raw| Some(raw.trim().to_string()));
+        let api_key = [key, openai_key]
+            .into_iter()
+            .find(|key| !key.is_empty())
+            .map(Secret::new);
+        // A URL that does not parse is left out with a warning; a key still configures
+        // OpenAI's endpoint.
+        let url = |raw: &str| match raw.trim() {
+            "" => Some(None),
+            raw => parse_http_url(raw).map(Some),
         };
-        let api_key = (self.get)(key_var).map(|key| Secret::new(key.trim()));
-        let base_var = if (self.get)("CITED_LLM_BASE_URL").is_some() {
-            "CITED_LLM_BASE_URL"
-        } else {
-            "OPENAI_BASE_URL"
-        };
-        let base_url = match (self.get)(base_var) {
-            Some(raw) => match parse_http_url(&raw) {
-                Some(url) => Some(url),
-                None => {
-                    let fallback = if api_key.is_some() {
-                        DEFAULT_OPENAI_BASE_URL.to_string()
-                    } else {
-                        "(none: offline extractive answers)".to_string()
-                    };
-                    self.warnings.push(ConfigWarning {
-                        var: base_var,
-                        value: shown_raw(&raw),
-                        accepts: "an http(s) URL such as http://localhost:11434/v1".to_string(),
-                        default: fallback,
-                    });
-                    None
-                }
-            },
-            None => None,
-        };
-        let base_url = match (base_url, &api_key) {
+        let openai_url = self.parse("OPENAI_BASE_URL", url);
+        let cited_url = self.parse("CITED_LLM_BASE_URL", url);
+        let model = self.parse("CITED_LLM_MODEL", |raw| Some(raw.trim().to_string()));
+        let fast_model = self.parse("CITED_LLM_MODEL_FAST", |raw| {
+            Some(Some(raw.trim().to_string()).filter(|fast| !fast.is_empty()))
+        });
+        let more = self.endpoints();
+        let base_url = match (cited_url.or(openai_url), &api_key) {
             (Some(url), _) => url,
             (None, Some(_)) => Url::parse(DEFAULT_OPENAI_BASE_URL).expect("literal URL is valid"),
             (None, None) => return None,
         };
-        let model = (self.get)("CITED_LLM_MODEL")
-            .map(|model| model.trim().to_string())
-            .filter(|model| !model.is_empty())
-            .unwrap_or_else(|| DEFAULT_MODEL.to_string());
-        let fast_model = (self.get)("CITED_LLM_MODEL_FAST")
-            .map(|model| model.trim().to_string())
-            .filter(|fast| !fast.is_empty() && *fast != model);
-        let more = self.endpoints();
         Some(LlmConfig {
             base_url,
             api_key,
+            fast_model: fast_model.filter(|fast| *fast != model),
             model,
-            fast_model,
             more,
         })
     }
@@ -1499,7 +1136,9 @@ impl Reader<'_> {
     /// `CITED_LLM_ENDPOINTS`: `name=url` pairs separated by spaces, commas or semicolons.
     /// A pair that does not parse is left out with a warning; the rest stand.
     fn endpoints(&mut self) -> Vec<Endpoint> {
-        let Some(raw) = (self.get)("CITED_LLM_ENDPOINTS") else {
+        let var = vars::get("CITED_LLM_ENDPOINTS");
+        let Some((raw, origin)) = (self.lookup)(var.name) else {
+            self.record(var, "", Origin::Default);
             return Vec::new();
         };
         let mut endpoints: Vec<Endpoint> = Vec::new();
@@ -1520,18 +1159,20 @@ impl Reader<'_> {
             });
             let Some((name, base_url)) = parsed else {
                 self.warnings.push(ConfigWarning {
-                    var: "CITED_LLM_ENDPOINTS",
+                    var: var.name,
                     value: shown_raw(pair),
-                    accepts: "name=http(s)-URL pairs with distinct names of a-z, 0-9, - and _ (not \"main\")".to_string(),
+                    accepts: var.accepts.words(),
                     default: "(this endpoint left out)".to_string(),
                 });
                 continue;
             };
-            let api_key = (self.get)(&Endpoint::var(&name, "API_KEY"))
+            let api_key = self
+                .raw(&Endpoint::var(&name, "API_KEY"))
                 .map(|key| key.trim().to_string())
                 .filter(|key| !key.is_empty())
                 .map(Secret::new);
-            let model = (self.get)(&Endpoint::var(&name, "MODEL"))
+            let model = self
+                .raw(&Endpoint::var(&name, "MODEL"))
                 .map(|model| model.trim().to_string())
                 .filter(|model| !model.is_empty());
             endpoints.push(Endpoint {
@@ -1541,7 +1182,69 @@ impl Reader<'_> {
                 model,
             });
         }
+        let shown: Vec<String> = endpoints
+            .iter()
+            .map(|endpoint| {
+                let key = if endpoint.api_key.is_some() {
+                    " (key set)"
+                } else {
+                    ""
+                };
+                format!("{}={}{key}", endpoint.name, redacted(&endpoint.base_url))
+            })
+            .collect();
+        self.settings.push(Setting {
+            var,
+            shown: if shown.is_empty() {
+                "none".to_string()
+            } else {
+                shown.join(" ")
+            },
+            origin,
+        });
         endpoints
+    }
+}
+
+/// `CITED_ALLOWED_HOSTS`: `*` (any), or host names; a port (`example.org:3000`) is dropped,
+/// as requests' are.
+fn parse_hosts(raw: &str) -> Option<Option<Vec<String>>> {
+    if raw.trim() == "*" {
+        return Some(None);
+    }
+    let hosts: Vec<String> = raw
+        .split(',')
+        .map(|host| {
+            let host = host.trim().to_ascii_lowercase();
+            match host.rsplit_once(':') {
+                Some((name, port))
+                    if !port.is_empty()
+                        && port.bytes().all(|b| b.is_ascii_digit())
+                        && (!name.contains(':') || name.ends_with(']')) =>
+                {
+                    name.to_string()
+                }
+                _ => host,
+            }
+        })
+        .filter(|host| !host.is_empty())
+        .collect();
+    let valid = |host: &String| {
+        host.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '[' | ']' | ':'))
+    };
+    (!hosts.is_empty() && hosts.iter().all(valid)).then_some(Some(hosts))
+}
+
+/// A price per million tokens (`0.15`), or none.
+fn parse_price(raw: &str) -> Option<Option<f64>> {
+    match raw.trim() {
+        "none" => Some(None),
+        raw => raw
+            .parse::<f64>()
+            .ok()
+            .filter(|price| price.is_finite() && *price >= 0.0)
+            .map(Some),
     }
 }
 
@@ -1634,7 +1337,7 @@ mod tests {
         assert_eq!(config.snippet_chars, 200);
         assert_eq!(config.llm, None);
         assert_eq!(config.llm_context_chars, 32000);
-        assert_eq!(config.log, DEFAULT_LOG);
+        assert_eq!(config.log, vars::get("CITED_LOG").default);
         assert_eq!(config.max_question_chars, 8000);
         assert_eq!(config.session_idle, Duration::from_secs(24 * 3600));
         assert_eq!(config.research.max_loops, 4);
@@ -1682,9 +1385,10 @@ mod tests {
             config.focus.get(Focus::Discussions).to_string(),
             "categories=social media"
         );
+        // Shown as it was written.
         assert!(config
             .to_string()
-            .contains("CITED_FOCUS_ACADEMIC=categories=science;engines=arxiv,pubmed\n"));
+            .contains("CITED_FOCUS_ACADEMIC=engines=arxiv, pubmed ;categories=science\n"));
     }
 
     #[test]
@@ -1779,7 +1483,7 @@ mod tests {
         check_rejected("CITED_SEARCH_LANGUAGE", "en-USA", "auto");
         check_rejected("CITED_SNIPPET_CHARS", "5", "200");
         check_rejected("CITED_SNIPPET_CHARS", "2001", "200");
-        check_rejected("CITED_LOG", "cited=loud", DEFAULT_LOG);
+        check_rejected("CITED_LOG", "cited=loud", vars::get("CITED_LOG").default);
         check_rejected("CITED_MAX_QUESTION_CHARS", "10", "8000");
         check_rejected("CITED_SESSION_IDLE_MINS", "0", "1440");
         check_rejected("CITED_LLM_CONTEXT_CHARS", "100", "32000");
@@ -1809,7 +1513,7 @@ mod tests {
         let llm = config.llm.expect("a key alone configures OpenAI");
         assert_eq!(llm.base_url.as_str(), "https://api.openai.com/v1");
         assert_eq!(llm.api_key, Some(Secret::new("sk-test-123")));
-        assert_eq!(llm.model, DEFAULT_MODEL);
+        assert_eq!(llm.model, "gpt-4o-mini");
 
         let (config, _) = load(&[
             ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
@@ -1834,6 +1538,57 @@ mod tests {
         assert_eq!(warnings[0].var, "CITED_LLM_BASE_URL");
         let llm = config.llm.expect("the key still configures OpenAI");
         assert_eq!(llm.base_url.as_str(), "https://api.openai.com/v1");
+    }
+
+    /// Each declared variable is read, once, and nothing undeclared is: the declarations,
+    /// the docs and what is read cannot drift apart.
+    #[test]
+    fn every_declared_variable_is_read_once() {
+        let (config, warnings) = load(&[]);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let read: Vec<&str> = config.settings().iter().map(|s| s.var.name).collect();
+        let declared: Vec<&str> = VARS.iter().map(|var| var.name).collect();
+        assert_eq!(read, declared);
+        assert!(config
+            .settings()
+            .iter()
+            .all(|s| s.origin == Origin::Default));
+    }
+
+    /// The startup log: one line of where values came from, then only what is not a
+    /// default, secrets redacted.
+    #[test]
+    fn the_summary_says_where_values_came_from() {
+        let (config, warnings) = Config::from_lookup(&|name| match name {
+            "CITED_SEARCH_RESULTS" => Some(("7".into(), Origin::Environment)),
+            "CITED_LLM_API_KEY" => Some(("sk-hidden".into(), Origin::DotEnv)),
+            "CITED_REDIS_URL" => Some(("redis://:pw@cache:6379".into(), Origin::DotEnv)),
+            "CITED_MAX_ANSWERS" => Some(("0".into(), Origin::Environment)),
+            _ => None,
+        });
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let lines = config.summary();
+        let defaults = VARS.len() - 3;
+        assert_eq!(
+            lines[0],
+            format!("configuration: 1 from the environment, 2 from .env, {defaults} defaults (`cited config` prints them all)")
+        );
+        // In the docs' order: searching, the model, storage.
+        assert_eq!(
+            lines[1..],
+            [
+                "CITED_SEARCH_RESULTS=7 (environment)",
+                "CITED_LLM_API_KEY=*** (set) (.env)",
+                "CITED_REDIS_URL=redis://cache:6379 (.env)",
+            ]
+        );
+        let all = config.to_string();
+        assert_eq!(all.lines().count(), VARS.len());
+        assert!(
+            all.contains("CITED_MAX_ANSWERS=8\n"),
+            "a rejected value shows its default"
+        );
+        assert!(!all.contains("sk-hidden") && !all.contains(":pw@"), "{all}");
     }
 
     #[test]
@@ -1921,7 +1676,9 @@ mod access_tests {
             ("CITED_AUTH_PROXY_FROM", "10.0.0.0/33"),
         ]);
         assert_eq!(config.access.auth, Auth::Off);
-        assert_eq!(warnings.len(), 1, "only CITED_AUTH is read: {warnings:?}");
+        // Every variable is read, so a typo shows before proxy sign-in is turned on.
+        let vars: Vec<&str> = warnings.iter().map(|w| w.var).collect();
+        assert_eq!(vars, ["CITED_AUTH", "CITED_AUTH_PROXY_FROM"]);
         let (_, warnings) = load(&[
             ("CITED_AUTH", "proxy"),
             ("CITED_AUTH_PROXY_FROM", "10.0.0.0/33"),

@@ -31,6 +31,8 @@ pub mod knowledge_page;
 pub mod mcp_routes;
 pub mod media_routes;
 pub mod openai_api;
+pub mod routes;
+pub mod session_layer;
 
 /// How long a handler may take to produce response headers. Streamed bodies (answers) are
 /// not cut by it: they end on their own deadlines.
@@ -39,6 +41,8 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// How often idle sessions are swept.
 const SWEEP_EVERY: Duration = Duration::from_secs(60);
 
+/// The app's routes; what the middleware needs to know of each path is declared in
+/// [`routes`].
 pub fn router(state: AppState) -> Router {
     // The sealed assets: content-hashed names, so cached for a year; `.br`/`.gz` siblings
     // sent by Accept-Encoding.
@@ -107,7 +111,7 @@ pub fn router(state: AppState) -> Router {
         .layer(compress)
         .layer(middleware::from_fn_with_state(
             state.clone(),
-            crate::ssr::request::attach,
+            session_layer::attach,
         ))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,

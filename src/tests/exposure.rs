@@ -979,7 +979,7 @@ async fn logs_at_info_hold_no_question_and_no_credentials() {
     let writer = captured.clone();
     let subscriber = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(
-            crate::ssr::config::DEFAULT_LOG,
+            crate::ssr::config::vars::get("CITED_LOG").default,
         ))
         .with_writer(move || writer.clone())
         .with_ansi(false)
@@ -1000,8 +1000,8 @@ async fn logs_at_info_hold_no_question_and_no_credentials() {
     for warning in &warnings {
         tracing::warn!("{warning}");
     }
-    for line in config.to_string().lines() {
-        tracing::info!("config {line}");
+    for line in config.summary() {
+        tracing::info!("{line}");
     }
     let server = TestServer::start_with(AppState::new(config)).await;
     let client = browser();

@@ -376,3 +376,30 @@ async fn paths_pick_their_page_and_others_are_not_found() {
         .unwrap()
         .contains(r#"class="not-found""#));
 }
+
+/// Every exact path `web::routes` gives properties to is served by the router: the table
+/// and the routes cannot drift apart unnoticed.
+#[tokio::test]
+async fn every_declared_path_is_routed() {
+    let server = TestServer::start(&[]).await;
+    let client = browser();
+    let served = |path: String| {
+        let client = client.clone();
+        let url = server.url(&path);
+        async move {
+            let get = client.get(&url).send().await.unwrap().status();
+            let post = client.post(&url).body("").send().await.unwrap().status();
+            (get, post)
+        }
+    };
+    // The check itself: a path nobody serves is told apart.
+    let (get, post) = served("/api/not_a_route".into()).await;
+    assert_eq!((get.as_u16(), post.as_u16()), (404, 404));
+    for path in crate::ssr::web::routes::exact_paths() {
+        let (get, post) = served(path.to_string()).await;
+        assert!(
+            get != 404 || post != 404,
+            "{path} is declared in web::routes but not routed ({get}, {post})"
+        );
+    }
+}

@@ -10,9 +10,10 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::{Extension, Form};
 
+use super::session_layer::sign_in;
 use crate::i18n::Texts;
 use crate::ssr::config::Auth;
-use crate::ssr::request::{lang_for, session_cookie, sign_in, ClientAddress, CurrentSession};
+use crate::ssr::request::{lang_for, session_cookie, ClientAddress, CurrentSession};
 use crate::ssr::state::AppState;
 use crate::ssr::web::knowledge_page::escape;
 

@@ -128,7 +128,8 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
     let access = &state.config.access;
     let path = request.uri().path().to_string();
     // Probes and scrapers name the machine by its address, and come often.
-    let exempt = matches!(path.as_str(), "/healthz" | "/readyz" | "/metrics");
+    let route = super::routes::of(&path);
+    let exempt = route.probe();
     if !exempt && !host_allowed(access, request_host(&request).as_deref()) {
         tracing::debug!(path, "request for a host name that is not allowed");
         return with_headers(
@@ -161,16 +162,14 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
             .extensions_mut()
             .insert(crate::ssr::request::ClientAddress(address));
     }
-    if !exempt && !path.starts_with("/pkg/") {
+    if !route.sessionless() {
         if let Some(address) = address {
             let key = crate::ssr::limits::address_key(address);
-            let rate = if path.starts_with("/media/") {
-                &state.limits.media
-            } else if path.starts_with("/s/") || path == "/api/shared" || path == "/api/earlier" {
+            let rate = match route.kind {
+                super::routes::Kind::Media => &state.limits.media,
                 // Anyone with a link may open a shared conversation: a rate of its own.
-                &state.limits.shares
-            } else {
-                &state.limits.requests
+                super::routes::Kind::Share => &state.limits.shares,
+                _ => &state.limits.requests,
             };
             let checked = state.shared.check_rate(rate, &key, &key.to_string()).await;
             if let Err(wait) = checked {
@@ -252,14 +251,12 @@ fn with_headers(
     response
 }
 
-/// The path files are uploaded to; its bodies may be as large as `CITED_FILE_MAX_MB`.
-pub const UPLOAD_PATH: &str = "/api/files";
-
 /// Refuses a body larger than the request's limit: at once from `Content-Length` (413), or
 /// as soon as a streamed body passes it (its reader fails).
 pub async fn body_limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let capacity = &state.config.capacity;
-    let limit = if request.uri().path() == UPLOAD_PATH {
+    let upload = super::routes::of(request.uri().path()).upload;
+    let limit = if upload {
         capacity.file_bytes.max(capacity.body_bytes)
     } else {
         capacity.body_bytes
@@ -270,7 +267,7 @@ pub async fn body_limit(State(state): State<AppState>, request: Request, next: N
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.parse::<u64>().ok());
     if declared.is_some_and(|length| length > limit as u64) {
-        if request.uri().path() == UPLOAD_PATH {
+        if upload {
             let lang = crate::ssr::request::lang_for(None, request.headers());
             let error = crate::ssr::files::FileError::TooLarge {
                 max_mb: limit / 1024 / 1024,
