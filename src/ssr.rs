@@ -15,6 +15,7 @@ pub mod files;
 pub mod framing;
 pub mod knowledge;
 pub mod limits;
+pub mod live;
 pub mod llm;
 pub mod mcp;
 pub mod media;

@@ -23,7 +23,7 @@ pub async fn follow_answer(
     };
     let from = usize::try_from(from.unwrap_or(0)).unwrap_or(usize::MAX);
     let events = state
-        .shared
+        .log
         .follow(&session.id.to_string(), from, running.unwrap_or(false))
         .await
         .unwrap_or_else(|| Box::pin(futures_util::stream::empty()));

@@ -125,7 +125,7 @@ pub struct Asker {
 pub enum Delivery {
     /// Straight to the caller.
     Direct,
-    /// Into the browser's answer log (`ssr::shared`): it goes on when the caller goes away,
+    /// Into the browser's answer log (`ssr::live`): it goes on when the caller goes away,
     /// and a refresh, another tab or another instance can follow it. The caller follows it
     /// from the start.
     Logged { browser: String },
@@ -184,18 +184,18 @@ pub async fn start(
         ),
         Delivery::Logged { browser } => {
             let live = state
-                .shared
+                .log
                 .begin(&browser, cancel.clone())
                 .await
                 .map_err(|_| Refusal::Busy)?;
             let follow = live.follow(0);
-            // Kept (and shared) as they come; shutdown waits for the record too, so Redis
-            // hears the answer ended.
+            // Kept (and mirrored) as they come; shutdown waits for the record too, so
+            // other instances hear the answer ended.
             let recording = state.answers.token();
-            let shared = Arc::clone(&state.shared);
+            let log = Arc::clone(&state.log);
             tokio::spawn(async move {
                 let _recording = recording;
-                shared.record(&browser, live, receiver).await;
+                log.record(&browser, live, receiver).await;
             });
             follow
         }

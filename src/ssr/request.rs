@@ -112,7 +112,7 @@ pub async fn find_session(state: &AppState, raw_id: &str) -> Option<Arc<Session>
 /// Stops the browser's running answer, in this instance or the one writing it; whether
 /// there was one.
 pub async fn stop_answer(state: &AppState, session: &Session) -> bool {
-    session.stop_answer() || state.shared.stop(&session.id.to_string()).await
+    session.stop_answer() || state.log.stop(&session.id.to_string()).await
 }
 
 /// What the store keeps of a session's browser.

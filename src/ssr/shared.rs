@@ -1,14 +1,15 @@
 //! What instances of cited share. With `CITED_REDIS_URL` (Valkey or Redis) any request can
 //! land on any instance: the search cache, the rate limits, which browser has an answer
-//! running, each answer's events and the stop signal live there. Without it, the same API
-//! works within this one process (the embedded default).
+//! running, a mirror of each answer's log (`ssr::live`) and the stop signal live there.
+//! Without it, the same API works within this one process (the embedded default), and
+//! nothing of an answer's log is encoded or sent.
 //!
 //! Keys, all under `cited:`:
 //! - `busy:<browser>`: the answer a browser is writing (its key), expiring unless its
 //!   instance renews it, so an instance killed mid-answer frees the browser within 30 s;
 //! - `latest:<browser>`: the browser's latest answer, for a tab that comes back to follow it;
 //! - `events:<answer>`: a stream of the answer's events, entry `0-<index + 1>` holding event
-//!   `index`, then an `end` entry; kept 10 minutes after the answer ends;
+//!   `index`, then an `end` entry; kept as long as the log keeps it after the answer ends;
 //! - `answering:<conversation>:<seq>`: renewed while an exchange is being written, so the
 //!   reaper can tell a running answer from one whose instance died;
 //! - `search:<hash>`: a search's results, `CITED_SEARCH_CACHE_SECS`;
@@ -30,7 +31,6 @@ use std::time::Duration;
 
 use futures_util::{Stream, StreamExt};
 use redis::aio::ConnectionManager;
-use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::model::AnswerEvent;
@@ -40,11 +40,9 @@ use crate::ssr::store::Store;
 
 /// How long a busy mark lives unless renewed, and how often it is renewed.
 const BUSY_MS: u64 = 30_000;
-const RENEW: Duration = Duration::from_secs(5);
+pub const RENEW: Duration = Duration::from_secs(5);
 /// How long a running exchange's mark lives unless renewed.
 const ANSWERING_MS: u64 = 15_000;
-/// How long an ended answer's events can still be replayed.
-const KEEP_EVENTS_SECS: u64 = 600;
 /// How often the reaper looks for answers whose instance died, and how many looks in a
 /// row must find one unmarked (an answer just begun is marked moments after it is stored).
 const REAP_EVERY: Duration = Duration::from_secs(5);
@@ -58,13 +56,86 @@ const BREAK_FOR: Duration = Duration::from_secs(5);
 const MAX_FOLLOWERS: usize = 256;
 const STOP_CHANNEL: &str = "cited:stop";
 
-/// Events as they stream to a follower.
+/// Events followed from another instance.
 pub type Events = Pin<Box<dyn Stream<Item = AnswerEvent> + Send>>;
+
+/// What the stop channel calls with an answer's key: stops it if this instance runs it.
+pub type StopHere = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// An answer's events on their way to Redis, for other instances to follow.
+pub struct Mirror<'a> {
+    shared: &'a Shared,
+    busy: String,
+    key: String,
+    stream: String,
+    pipe: redis::Pipeline,
+    added: bool,
+    /// How long the stream outlives the answer (the log's own retention).
+    keep_secs: u64,
+}
+
+impl Mirror<'_> {
+    /// Adds event `index` to the next [`Mirror::flush`].
+    pub fn add(&mut self, index: usize, event: &AnswerEvent) {
+        let line = serde_json::to_string(event).unwrap_or_default();
+        self.pipe
+            .cmd("XADD")
+            .arg(&self.stream)
+            .arg(format!("0-{}", index + 1))
+            .arg("e")
+            .arg(line)
+            .ignore();
+        self.added = true;
+    }
+
+    /// Sends what was added; false once mirroring failed (the answer goes on here only).
+    pub async fn flush(&mut self) -> bool {
+        if !std::mem::take(&mut self.added) {
+            return true;
+        }
+        let mut pipe = std::mem::replace(&mut self.pipe, redis::pipe());
+        pipe.cmd("EXPIRE")
+            .arg(&self.stream)
+            .arg(self.keep_secs + 3600)
+            .ignore();
+        let Some(mut connection) = self.shared.connection() else {
+            return true;
+        };
+        let sent = self
+            .shared
+            .call("events", pipe.query_async::<()>(&mut connection))
+            .await;
+        if sent.is_none() {
+            tracing::warn!("other instances cannot follow this answer");
+        }
+        sent.is_some()
+    }
+
+    /// Renews the browser's busy mark: taken again if it was lost (a restarted Valkey),
+    /// never from another answer.
+    pub async fn renew(&self) {
+        let Some(mut connection) = self.shared.connection() else {
+            return;
+        };
+        let renewed = redis::Script::new(
+            "local held = redis.call('GET', KEYS[1]) if held == false or held == ARGV[1] then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end return 0",
+        );
+        let _ = self
+            .shared
+            .call(
+                "renew",
+                renewed
+                    .key(&self.busy)
+                    .arg(&self.key)
+                    .arg(BUSY_MS)
+                    .invoke_async::<i64>(&mut connection),
+            )
+            .await;
+    }
+}
 
 pub struct Shared {
     redis: Option<Redis>,
-    /// Each browser's latest answer run by this instance (running, or ended).
-    latest: Mutex<HashMap<String, Arc<Live>>>,
     search_ttl: Duration,
     /// After a failure Redis is left alone until then: requests go on with this process's
     /// own state instead of each waiting for a timeout.
@@ -80,24 +151,17 @@ struct Redis {
     connection: ConnectionManager,
 }
 
-/// One answer being written by this instance: its events so far, and its stop token.
-pub struct Live {
-    pub key: String,
-    cancel: CancellationToken,
-    log: Mutex<Log>,
-    changed: watch::Sender<usize>,
-}
-
-#[derive(Default)]
-struct Log {
-    events: Vec<AnswerEvent>,
-    ended: Option<std::time::Instant>,
-}
-
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A fresh random key (an answer's, a slot ticket's).
+pub fn random_key() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the operating system provides randomness");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// What Redis knows a browser by: a hash of its session id, never the id itself.
@@ -106,87 +170,6 @@ pub fn browser_key(session_id: &str) -> String {
     let digest = sha2::Sha256::digest(session_id.as_bytes());
     digest[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
-
-fn random_key() -> String {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).expect("the operating system provides randomness");
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-impl Live {
-    fn new(cancel: CancellationToken) -> Live {
-        Live {
-            key: random_key(),
-            cancel,
-            log: Mutex::new(Log::default()),
-            changed: watch::Sender::new(0),
-        }
-    }
-
-    fn push(&self, event: AnswerEvent) -> usize {
-        let index = {
-            let mut log = lock(&self.log);
-            log.events.push(event);
-            log.events.len() - 1
-        };
-        self.changed.send_replace(index + 1);
-        index
-    }
-
-    fn end(&self) {
-        lock(&self.log).ended = Some(std::time::Instant::now());
-        self.changed.send_modify(|_| {});
-    }
-
-    pub fn running(&self) -> bool {
-        lock(&self.log).ended.is_none()
-    }
-
-    /// Running, or ended less than `KEEP_EVENTS_SECS` ago.
-    fn kept(&self) -> bool {
-        lock(&self.log)
-            .ended
-            .is_none_or(|at| at.elapsed() < Duration::from_secs(KEEP_EVENTS_SECS))
-    }
-
-    /// The events from `from` on, then each as it comes, until the answer ends.
-    pub fn follow(self: &Arc<Live>, from: usize) -> Events {
-        let seen = self.changed.subscribe();
-        let state = (
-            Arc::clone(self),
-            seen,
-            from,
-            std::collections::VecDeque::new(),
-        );
-        Box::pin(futures_util::stream::unfold(
-            state,
-            |(live, mut seen, mut next, mut pending)| async move {
-                loop {
-                    if let Some(event) = pending.pop_front() {
-                        return Some((event, (live, seen, next, pending)));
-                    }
-                    seen.borrow_and_update();
-                    let ended = {
-                        let log = lock(&live.log);
-                        pending.extend(log.events.iter().skip(next).cloned());
-                        log.ended.is_some()
-                    };
-                    next += pending.len();
-                    if !pending.is_empty() {
-                        continue;
-                    }
-                    if ended || seen.changed().await.is_err() {
-                        return None;
-                    }
-                }
-            },
-        ))
-    }
-}
-
-/// Why an answer cannot begin.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Busy;
 
 /// Keeps an exchange marked as being written while it lives.
 pub struct Alive(Option<tokio::task::JoinHandle<()>>);
@@ -302,7 +285,6 @@ impl Shared {
         });
         Shared {
             redis,
-            latest: Mutex::new(HashMap::new()),
             search_ttl,
             down_until: Mutex::new(None),
             followers: Arc::new(tokio::sync::Semaphore::new(MAX_FOLLOWERS)),
@@ -372,7 +354,12 @@ impl Shared {
 
     /// Starts listening for stop signals and, with Redis, the reaper of answers whose
     /// instance died. Call once, on the runtime.
-    pub fn start(self: &Arc<Shared>, store: Arc<Store>, shutdown: CancellationToken) {
+    pub fn start(
+        self: &Arc<Shared>,
+        store: Arc<Store>,
+        shutdown: CancellationToken,
+        stop_here: StopHere,
+    ) {
         if self.redis.is_none() {
             return;
         }
@@ -382,11 +369,11 @@ impl Shared {
             closed.cancelled().await;
             closing.cancel();
         });
-        tokio::spawn(Arc::clone(self).listen_for_stops(shutdown.clone()));
+        tokio::spawn(Arc::clone(self).listen_for_stops(shutdown.clone(), stop_here));
         tokio::spawn(Arc::clone(self).reap(store, shutdown));
     }
 
-    async fn listen_for_stops(self: Arc<Shared>, shutdown: CancellationToken) {
+    async fn listen_for_stops(self: Arc<Shared>, shutdown: CancellationToken, stop_here: StopHere) {
         let Some(redis) = &self.redis else { return };
         let mut pause = Duration::from_secs(1);
         while !shutdown.is_cancelled() {
@@ -406,7 +393,7 @@ impl Shared {
                         };
                         let Some(message) = message else { break };
                         if let Ok(key) = message.get_payload::<String>() {
-                            self.stop_here(&key);
+                            stop_here(&key);
                         }
                     }
                     tracing::warn!("the Redis stop channel closed; subscribing again");
@@ -421,206 +408,96 @@ impl Shared {
         }
     }
 
-    /// Stops the answer `key` if this instance runs it.
-    fn stop_here(&self, key: &str) -> bool {
-        let live = lock(&self.latest)
-            .values()
-            .find(|live| live.key == key)
-            .cloned();
-        match live {
-            Some(live) if live.running() => {
-                live.cancel.cancel();
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Marks the browser busy with a new answer, or `Busy` when it already has one running
-    /// (on any instance).
-    pub async fn begin(
-        &self,
-        session_id: &str,
-        cancel: CancellationToken,
-    ) -> Result<Arc<Live>, Busy> {
-        let browser = browser_key(session_id);
-        if lock(&self.latest)
-            .get(&browser)
-            .is_some_and(|live| live.running())
-        {
-            return Err(Busy);
-        }
-        let live = Arc::new(Live::new(cancel));
-        if self.redis.is_some() {
-            let claimed: Option<Option<String>> = self
-                .run(
-                    "claim",
-                    redis::cmd("SET")
-                        .arg(format!("cited:busy:{browser}"))
-                        .arg(&live.key)
-                        .arg("NX")
-                        .arg("PX")
-                        .arg(BUSY_MS),
-                )
-                .await;
-            if matches!(claimed, Some(None)) {
-                return Err(Busy);
-            }
-            let _: Option<()> = self
-                .run(
-                    "latest",
-                    redis::cmd("SET")
-                        .arg(format!("cited:latest:{browser}"))
-                        .arg(&live.key)
-                        .arg("EX")
-                        .arg(KEEP_EVENTS_SECS + 3600),
-                )
-                .await;
-        }
-        let mut latest = lock(&self.latest);
-        if latest.get(&browser).is_some_and(|live| live.running()) {
-            return Err(Busy);
-        }
-        latest.retain(|_, live| live.kept());
-        latest.insert(browser, Arc::clone(&live));
-        Ok(live)
-    }
-
-    /// Takes the answer's events as the pipeline sends them, keeps them for followers (and
-    /// in Redis for other instances), and renews the browser's busy mark; ends when the
-    /// pipeline does. The answer goes on whether anyone follows or not.
-    pub async fn record(
-        &self,
-        session_id: &str,
-        live: Arc<Live>,
-        mut events: mpsc::Receiver<AnswerEvent>,
-    ) {
-        let browser = browser_key(session_id);
-        let stream = format!("cited:events:{}", live.key);
-        let mut renew = tokio::time::interval(RENEW);
-        renew.tick().await;
-        let mut mirrored = self.redis.is_some();
-        loop {
-            let first = tokio::select! {
-                event = events.recv() => event,
-                _ = renew.tick() => {
-                    if let Some(mut connection) = self.connection() {
-                        // Taken again if it was lost (a restarted Valkey), never from another answer.
-                        let renewed = redis::Script::new(
-                            "local held = redis.call('GET', KEYS[1]) if held == false or held == ARGV[1] then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end return 0",
-                        );
-                        let _ = self
-                            .call(
-                                "renew",
-                                renewed
-                                    .key(format!("cited:busy:{browser}"))
-                                    .arg(&live.key)
-                                    .arg(BUSY_MS)
-                                    .invoke_async::<i64>(&mut connection),
-                            )
-                            .await;
-                    }
-                    continue;
-                }
-            };
-            let Some(first) = first else { break };
-            let mut batch = vec![first];
-            while batch.len() < 256 {
-                match events.try_recv() {
-                    Ok(event) => batch.push(event),
-                    Err(_) => break,
-                }
-            }
-            // Without Redis (or once mirroring failed) the events are only kept here:
-            // nothing is encoded for a stream nobody reads.
-            let mut pipe = redis::pipe();
-            for event in batch {
-                let line = mirrored.then(|| serde_json::to_string(&event).unwrap_or_default());
-                let index = live.push(event);
-                if let Some(line) = line {
-                    pipe.cmd("XADD")
-                        .arg(&stream)
-                        .arg(format!("0-{}", index + 1))
-                        .arg("e")
-                        .arg(line)
-                        .ignore();
-                }
-            }
-            if mirrored {
-                pipe.cmd("EXPIRE")
-                    .arg(&stream)
-                    .arg(KEEP_EVENTS_SECS + 3600)
-                    .ignore();
-                if let Some(mut connection) = self.connection() {
-                    if self
-                        .call("events", pipe.query_async::<()>(&mut connection))
-                        .await
-                        .is_none()
-                    {
-                        tracing::warn!("other instances cannot follow this answer");
-                        mirrored = false;
-                    }
-                }
-            }
-        }
-        // Redis hears the end first: once this instance says the answer ended, its browser
-        // is free everywhere and no follower waits on it.
-        if let Some(mut connection) = self.connection() {
-            let mut pipe = redis::pipe();
-            pipe.cmd("XADD")
-                .arg(&stream)
-                .arg("*")
-                .arg("end")
-                .arg(1)
-                .ignore();
-            pipe.cmd("EXPIRE")
-                .arg(&stream)
-                .arg(KEEP_EVENTS_SECS)
-                .ignore();
-            if let Err(error) = pipe.query_async::<()>(&mut connection).await {
-                tracing::warn!(%error, "cannot end the answer's events in Redis");
-            }
-            // Frees the browser, unless (after an outage) another answer holds the mark.
-            let release = redis::Script::new(
-                "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
-            );
-            if let Err(error) = release
-                .key(format!("cited:busy:{browser}"))
-                .arg(&live.key)
-                .invoke_async::<i64>(&mut connection)
-                .await
-            {
-                tracing::warn!(%error, "cannot free the browser's busy mark; it expires by itself");
-            }
-        }
-        live.end();
-    }
-
-    /// The browser's latest answer as events from index `from` on, following it live while
-    /// it runs, wherever it runs. `None` when it has none (`running`: none still running).
-    pub async fn follow(&self, session_id: &str, from: usize, running: bool) -> Option<Events> {
-        let browser = browser_key(session_id);
-        let here = lock(&self.latest)
-            .get(&browser)
-            .filter(|live| !running || live.running())
-            .cloned();
+    /// Marks the browser busy with the answer `key`; false when another answer holds the
+    /// mark (on another instance). Always true without Redis (or while it is down).
+    pub async fn claim(&self, browser: &str, key: &str, keep: Duration) -> bool {
         if self.redis.is_none() {
-            return here.map(|live| live.follow(from));
+            return true;
         }
-        // A running answer holds the busy mark; the latest one may have ended.
-        let mark = if running { "busy" } else { "latest" };
-        let key: Option<String> = self
+        let claimed: Option<Option<String>> = self
+            .run(
+                "claim",
+                redis::cmd("SET")
+                    .arg(format!("cited:busy:{browser}"))
+                    .arg(key)
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(BUSY_MS),
+            )
+            .await;
+        if matches!(claimed, Some(None)) {
+            return false;
+        }
+        let _: Option<()> = self
             .run(
                 "latest",
-                redis::cmd("GET").arg(format!("cited:{mark}:{browser}")),
+                redis::cmd("SET")
+                    .arg(format!("cited:latest:{browser}"))
+                    .arg(key)
+                    .arg("EX")
+                    .arg(keep.as_secs() + 3600),
             )
-            .await
-            .flatten();
-        match (here, key) {
-            (Some(live), Some(key)) if live.key == key => Some(live.follow(from)),
-            (_, Some(key)) => self.follow_elsewhere(&browser, key, from).await,
-            (here, None) => here.map(|live| live.follow(from)),
+            .await;
+        true
+    }
+
+    /// Where an answer's events are mirrored for other instances; `None` without Redis
+    /// (nothing is encoded for a stream nobody reads).
+    pub fn mirror<'a>(&'a self, browser: &str, key: &str, keep: Duration) -> Option<Mirror<'a>> {
+        self.redis.as_ref()?;
+        Some(Mirror {
+            shared: self,
+            busy: format!("cited:busy:{browser}"),
+            key: key.to_string(),
+            stream: format!("cited:events:{key}"),
+            pipe: redis::pipe(),
+            added: false,
+            keep_secs: keep.as_secs(),
+        })
+    }
+
+    /// Says the answer `key` ended: an `end` entry in its stream, and the browser's busy
+    /// mark freed (unless, after an outage, another answer holds it).
+    pub async fn ended(&self, browser: &str, key: &str, keep: Duration) {
+        let Some(mut connection) = self.connection() else {
+            return;
+        };
+        let stream = format!("cited:events:{key}");
+        let mut pipe = redis::pipe();
+        pipe.cmd("XADD")
+            .arg(&stream)
+            .arg("*")
+            .arg("end")
+            .arg(1)
+            .ignore();
+        pipe.cmd("EXPIRE").arg(&stream).arg(keep.as_secs()).ignore();
+        if let Err(error) = pipe.query_async::<()>(&mut connection).await {
+            tracing::warn!(%error, "cannot end the answer's events in Redis");
         }
+        let release = redis::Script::new(
+            "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
+        );
+        if let Err(error) = release
+            .key(format!("cited:busy:{browser}"))
+            .arg(key)
+            .invoke_async::<i64>(&mut connection)
+            .await
+        {
+            tracing::warn!(%error, "cannot free the browser's busy mark; it expires by itself");
+        }
+    }
+
+    /// The key of the browser's running answer (`running`), or of its latest one, on any
+    /// instance.
+    pub async fn latest_key(&self, browser: &str, running: bool) -> Option<String> {
+        // A running answer holds the busy mark; the latest one may have ended.
+        let mark = if running { "busy" } else { "latest" };
+        self.run(
+            "latest",
+            redis::cmd("GET").arg(format!("cited:{mark}:{browser}")),
+        )
+        .await
+        .flatten()
     }
 
     /// Follows an answer another instance writes, from its stream in Redis, on a
@@ -628,7 +505,12 @@ impl Shared {
     /// ends at the answer's `end` entry, when the writer's busy mark is gone with no more
     /// events (the writer died: the reaper marks the exchange interrupted), at shutdown, or
     /// after ten quiet minutes.
-    async fn follow_elsewhere(&self, browser: &str, key: String, from: usize) -> Option<Events> {
+    pub async fn follow_elsewhere(
+        &self,
+        browser: &str,
+        key: String,
+        from: usize,
+    ) -> Option<Events> {
         let redis = self.redis.as_ref()?;
         let Ok(permit) = Arc::clone(&self.followers).try_acquire_owned() else {
             tracing::warn!("too many answers followed from other instances; this one is not");
@@ -669,15 +551,9 @@ impl Shared {
         )))
     }
 
-    /// Stops the browser's running answer, on whichever instance runs it. False when it
-    /// has none.
-    pub async fn stop(&self, session_id: &str) -> bool {
-        let browser = browser_key(session_id);
-        let here = lock(&self.latest).get(&browser).cloned();
-        if let Some(live) = here.filter(|live| live.running()) {
-            live.cancel.cancel();
-            return true;
-        }
+    /// Asks whichever instance runs the browser's answer to stop it; false when none
+    /// runs anywhere (or there is no Redis).
+    pub async fn signal_stop(&self, browser: &str) -> bool {
         let key: Option<String> = self
             .run(
                 "busy",
@@ -1076,53 +952,4 @@ fn hashed(text: &str) -> String {
     use sha2::Digest;
     let digest = sha2::Sha256::digest(text.as_bytes());
     digest[..16].iter().map(|b| format!("{b:02x}")).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn event(n: u64) -> AnswerEvent {
-        AnswerEvent::Token {
-            text: format!("t{n} "),
-        }
-    }
-
-    #[tokio::test]
-    async fn a_follower_replays_from_its_index_then_follows_live() {
-        let shared = Shared::new(None, Duration::ZERO);
-        let live = shared
-            .begin("browser", CancellationToken::new())
-            .await
-            .unwrap();
-        assert_eq!(
-            shared
-                .begin("browser", CancellationToken::new())
-                .await
-                .err(),
-            Some(Busy),
-            "one answer at a time per browser"
-        );
-        let (sender, receiver) = mpsc::channel(8);
-        let recording = {
-            let live = Arc::clone(&live);
-            async move { shared.record("browser", live, receiver).await }
-        };
-        let recording = tokio::spawn(recording);
-        for n in 0..3 {
-            sender.send(event(n)).await.unwrap();
-        }
-        let late = live.follow(1);
-        tokio::spawn(async move {
-            for n in 3..6 {
-                sender.send(event(n)).await.unwrap();
-            }
-        });
-        let seen: Vec<AnswerEvent> = late.collect().await;
-        assert_eq!(seen, (1..6).map(event).collect::<Vec<_>>());
-        recording.await.unwrap();
-        assert!(!live.running());
-        let again: Vec<AnswerEvent> = live.follow(0).collect().await;
-        assert_eq!(again.len(), 6, "an ended answer replays whole");
-    }
 }

@@ -48,6 +48,8 @@ pub struct AppState {
     pub answers: tokio_util::task::TaskTracker,
     /// What instances share (`CITED_REDIS_URL`), or this process's own equivalent.
     pub shared: Arc<crate::ssr::shared::Shared>,
+    /// Each browser's latest answer: followed, replayed and stopped through it.
+    pub log: Arc<crate::ssr::live::AnswerLog>,
     /// Thumbnails and favicons fetched through cited.
     pub media: Arc<crate::ssr::media::Media>,
     /// Where added files are parsed: in this process until `cited serve` (or `cited ask`)
@@ -109,6 +111,7 @@ impl AppState {
         };
         AppState {
             media: Arc::new(crate::ssr::media::Media::new(&config.media)),
+            log: Arc::new(crate::ssr::live::AnswerLog::new(Arc::clone(&shared))),
             shared,
             limits,
             shutdown: tokio_util::sync::CancellationToken::new(),

@@ -505,9 +505,12 @@ pub async fn run(
         }
     });
     // Stop signals from other instances, and the reaper of answers whose instance died.
-    state
-        .shared
-        .start(Arc::clone(&state.store), state.shutdown.clone());
+    let log = Arc::clone(&state.log);
+    state.shared.start(
+        Arc::clone(&state.store),
+        state.shutdown.clone(),
+        Arc::new(move |key: &str| log.stop_here(key)),
+    );
     let capacity = state.config.capacity.clone();
     // HTTP/1.1 only: browsers speak HTTP/2 only over TLS, which a proxy in front ends, and
     // telling the versions apart would first wait for bytes without any timeout. The

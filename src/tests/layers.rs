@@ -34,7 +34,7 @@ const LAYERS: &[&[&str]] = &[
         "ssr::prompts",
         "ssr::messages",
     ],
-    &["ssr::doctor", "ssr::files"],
+    &["ssr::doctor", "ssr::files", "ssr::live"],
     &["ssr::session"],
     &["ssr::state"],
     &["ssr::pipeline", "ssr::request", "ssr::framing"],

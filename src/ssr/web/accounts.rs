@@ -182,7 +182,7 @@ pub async fn sign_out(
             match state.store.browsers_of_user(user).await {
                 Ok(browsers) => {
                     for browser in browsers {
-                        state.shared.stop(&browser).await;
+                        state.log.stop(&browser).await;
                     }
                 }
                 Err(error) => tracing::warn!(%error, "cannot list the user's browsers"),
