@@ -143,7 +143,9 @@ function researchStep(system, user) {
       { question: 'Tokio 的调度器有什么改进？', query: 'Tokio 调度器 性能', language: 'zh' },
     ] } };
   }
-  if (system.includes('"multi_anchor_hits"')) return { delay: slow ? 20000 : 700, reply: { relevant: [1] } };
+  // Long enough that a page rendering slowly (a loaded CI machine) still sees the
+  // branches running.
+  if (system.includes('"multi_anchor_hits"')) return { delay: slow ? 20000 : 2000, reply: { relevant: [1] } };
   if (system.includes('"statement"')) {
     const sub = user.match(/子问题：(.*)/)?.[1] ?? '';
     const statement = sub.includes('调度器')
