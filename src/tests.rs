@@ -18,6 +18,7 @@ mod llama;
 mod llm;
 mod mcp;
 mod media;
+pub mod model;
 mod models;
 mod openai_api;
 mod real_model;

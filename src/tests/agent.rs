@@ -5,7 +5,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -13,49 +12,26 @@ use super::searxng;
 use crate::model::Lang;
 use crate::model::{AnswerEvent, Exchange, Mode, Step};
 use crate::ssr::answer;
-use crate::ssr::llm::{
-    ChatEvent, ChatModel, ChatRequest, ChatStream, FinishReason, LlmError, Message, ModelKind,
-    ToolCall,
-};
+use crate::ssr::llm::{ChatModel, FinishReason, LlmError, Message};
 use crate::ssr::pipeline::TurnInput;
 use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
 use crate::ssr::session::{Session, SessionStore};
 use crate::ssr::state::AppState;
 
-type Answer = Box<dyn Fn(&[String]) -> String + Send + Sync>;
-
 /// Calls `web_search` with the planned queries turn by turn, then answers from the tool
 /// outputs it was given.
-pub(crate) struct AgentScript {
-    turns: Mutex<Vec<Vec<String>>>,
-    answer: Answer,
-    requests: Mutex<Vec<ChatRequest>>,
-}
-
 pub(crate) fn script(
     turns: &[&[&str]],
     answer: impl Fn(&[String]) -> String + Send + Sync + 'static,
-) -> Arc<AgentScript> {
-    Arc::new(AgentScript {
-        turns: Mutex::new(
-            turns
-                .iter()
-                .rev()
-                .map(|t| t.iter().map(|q| q.to_string()).collect())
-                .collect(),
-        ),
-        answer: Box::new(answer),
-        requests: Mutex::new(Vec::new()),
-    })
-}
-
-#[async_trait]
-impl ChatModel for AgentScript {
-    fn kind(&self) -> ModelKind {
-        ModelKind::Remote
-    }
-
-    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {
+) -> Arc<super::model::Model> {
+    let turns: Mutex<Vec<Vec<String>>> = Mutex::new(
+        turns
+            .iter()
+            .rev()
+            .map(|t| t.iter().map(|q| q.to_string()).collect())
+            .collect(),
+    );
+    super::model::Model::new(move |request| {
         assert_eq!(request.tools[0].name, "web_search");
         let tool_outputs: Vec<String> = request
             .messages
@@ -65,40 +41,13 @@ impl ChatModel for AgentScript {
                 _ => None,
             })
             .collect();
-        self.requests.lock().unwrap().push(request);
-        let next = self.turns.lock().unwrap().pop();
-        let events = match next {
-            Some(queries) => vec![
-                ChatEvent::Text("Let me search. ".into()),
-                ChatEvent::ToolCalls(
-                    queries
-                        .iter()
-                        .enumerate()
-                        .map(|(index, query)| ToolCall {
-                            index: index as u32,
-                            id: format!("call_{index}_{query}"),
-                            name: "web_search".into(),
-                            arguments: json!({ "query": query }).to_string(),
-                        })
-                        .collect(),
-                ),
-                ChatEvent::Done {
-                    finish_reason: Some(FinishReason::ToolCalls),
-                    usage: None,
-                },
-            ],
-            None => vec![
-                ChatEvent::Text((self.answer)(&tool_outputs)),
-                ChatEvent::Done {
-                    finish_reason: Some(FinishReason::Stop),
-                    usage: None,
-                },
-            ],
-        };
-        Ok(Box::pin(futures_util::stream::iter(
-            events.into_iter().map(Ok),
-        )))
-    }
+        let next = turns.lock().unwrap().pop();
+        match next {
+            Some(queries) => super::model::Reply::searches("Let me search. ", &queries),
+            None => super::model::Reply::text(answer(&tool_outputs))
+                .finish(Some(FinishReason::Stop), None),
+        }
+    })
 }
 
 fn harness(model: Arc<dyn ChatModel>, extra: &[(&str, &str)]) -> (AppState, Arc<Session>) {
@@ -171,7 +120,7 @@ async fn five_then_three_results_are_1_to_5_and_6_to_8() {
         vec![(Some(1), Some(5), false), (Some(6), Some(8), false)]
     );
     // The model saw the global numbers in the tool output.
-    let last = model.requests.lock().unwrap().last().cloned().unwrap();
+    let last = model.last_request();
     let Some(Message::Tool { content, .. }) = last.messages.last() else {
         panic!()
     };
@@ -247,7 +196,7 @@ async fn numbering_continues_across_questions_and_restarts_after_reset() {
     assert_eq!(ranges(&second), vec![(Some(9), Some(11), false)]);
     // Chat keeps its own per-answer numbers and leaves the registry alone.
     let mut chat_state = state.clone();
-    chat_state.llm = Arc::new(super::chat::Scripted::fixed("chat [1]"));
+    chat_state.llm = super::chat::Scripted::fixed("chat [1]");
     let (sender, _receiver) = mpsc::channel(1024);
     let chat_input = TurnInput {
         id: 2,
@@ -329,34 +278,22 @@ async fn five_searches_by_default_then_the_tool_says_answer_now() {
 }
 
 /// Refuses any request with tools, like a server whose model has no function calling.
-struct NoTools;
-
-#[async_trait]
-impl ChatModel for NoTools {
-    fn kind(&self) -> ModelKind {
-        ModelKind::Remote
-    }
-    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {
-        if !request.tools.is_empty() {
-            return Err(LlmError::BadRequest {
+fn no_tools() -> Arc<dyn ChatModel> {
+    super::model::Model::new(|request| {
+        if request.tools.is_empty() {
+            super::model::Reply::text("From the results [1].")
+        } else {
+            super::model::Reply::refuse(LlmError::BadRequest {
                 status: 400,
                 message: "this model does not support tools".into(),
-            });
+            })
         }
-        let events = vec![
-            Ok(ChatEvent::Text("From the results [1].".into())),
-            Ok(ChatEvent::Done {
-                finish_reason: None,
-                usage: None,
-            }),
-        ];
-        Ok(Box::pin(futures_util::stream::iter(events)))
-    }
+    })
 }
 
 #[tokio::test]
 async fn a_model_that_rejects_tools_gets_search_then_answer() {
-    let (state, session) = harness(Arc::new(NoTools), &[]);
+    let (state, session) = harness(no_tools(), &[]);
     let (exchange, _) = agent(&state, &session, "five widgets").await;
     assert!(
         exchange.notices[0].text.contains("不支持工具调用"),
@@ -375,7 +312,7 @@ async fn the_no_tools_fallback_keeps_every_notice_and_starts_once() {
     // SearXNG is down, so `auto` answers from the knowledge base with its own notice; the
     // model cannot call tools, so the answer falls back to search-then-answer.
     let (state, session) = harness(
-        Arc::new(NoTools),
+        no_tools(),
         &[
             ("CITED_SOURCES", "auto"),
             ("CITED_SEARXNG_URL", "http://127.0.0.1:9"),
@@ -490,7 +427,7 @@ async fn the_search_cap_answers_the_model_instead_of_failing() {
     assert!(
         matches!(exchange.steps.iter().rfind(|s| !matches!(s, Step::Thought { .. })), Some(Step::Capped { query }) if query == "three c")
     );
-    let last = model.requests.lock().unwrap().last().cloned().unwrap();
+    let last = model.last_request();
     let Some(Message::Tool { content, .. }) = last.messages.last() else {
         panic!()
     };

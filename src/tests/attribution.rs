@@ -3,11 +3,11 @@
 //! supports it, cited adds its own citation (shown as an addition, counted apart in the
 //! coverage), where none does, the sentence is marked. The model's words never change.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::checking::{ask, judged_state, page_server, state, Judging, TwoSources};
+use super::checking::{ask, judged_state, judging, page_server, state, TwoSources};
 use crate::model::blocks::{Cite, Shown};
 use crate::model::{AnswerEvent, ClaimCheck, Coverage, Support};
 use crate::ssr::session::SessionStore;
@@ -46,7 +46,7 @@ async fn uncited_claims_get_cited_s_citation_where_a_source_supports_them_and_a_
     let url = format!("http://{addr}/tokio");
     let mut state = state(url.clone(), addr, "20");
     state.search = Arc::new(TwoSources { url: url.clone() });
-    state.llm = Arc::new(super::chat::Scripted::fixed(UNCITED));
+    state.llm = super::chat::Scripted::fixed(UNCITED);
     let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
     let events = ask(&state, &session, "Tell me about Tokio").await;
 
@@ -138,16 +138,15 @@ async fn the_judge_attributes_a_claim_the_offline_checker_cannot_and_its_quote_m
     let mut added = Vec::new();
     for verdicts in [quoted, invented] {
         let (mut state, _) = judged_state(addr, verdicts, Duration::ZERO, "20");
-        let model = Arc::new(Judging {
-            answer: PARAPHRASE,
-            verdicts,
-            delay: Duration::ZERO,
-            judged: AtomicUsize::new(0),
-        });
+        let model = judging(PARAPHRASE, verdicts, Duration::ZERO);
         state.llm = Arc::clone(&model) as Arc<dyn crate::ssr::llm::ChatModel>;
         let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
         let events = ask(&state, &session, "When did Tokio ship?").await;
-        assert_eq!(model.judged.load(Ordering::SeqCst), 1, "one call judges it");
+        assert_eq!(
+            model.asked(crate::ssr::config::CallKind::Check),
+            1,
+            "one call judges it"
+        );
         let (claims, _) = aligned(&events);
         added.push(
             claims

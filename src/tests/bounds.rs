@@ -7,41 +7,28 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
-use futures_util::StreamExt;
-
 use super::searxng;
 use crate::model::{AnswerEvent, Exchange, Lang, Mode, StopReason};
-use crate::ssr::llm::{
-    ChatEvent, ChatModel, ChatRequest, ChatStream, FinishReason, LlmError, Message, ModelKind,
-    Usage,
-};
+use crate::ssr::llm::{ChatEvent, ChatRequest, FinishReason, Message, Usage};
 use crate::ssr::pipeline::TurnInput;
 use crate::ssr::state::AppState;
 
 /// One scripted event, after a pause; `None` waits forever.
 type Beat = (Duration, Option<ChatEvent>);
-type Script = Box<dyn Fn(&ChatRequest) -> Vec<Beat> + Send + Sync>;
 
-struct Paced(Script);
-
-#[async_trait]
-impl ChatModel for Paced {
-    fn kind(&self) -> ModelKind {
-        ModelKind::Remote
-    }
-
-    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {
-        let beats = (self.0)(&request);
-        let stream = futures_util::stream::iter(beats).then(|(pause, event)| async move {
-            tokio::time::sleep(pause).await;
-            match event {
-                Some(event) => Ok(event),
-                None => std::future::pending().await,
-            }
-        });
-        Ok(Box::pin(stream))
-    }
+/// The scripted model playing `script`'s beats.
+fn paced(
+    script: impl Fn(&ChatRequest) -> Vec<Beat> + Send + Sync + 'static,
+) -> Arc<super::model::Model> {
+    super::model::Model::new(move |request| {
+        script(request).into_iter().fold(
+            super::model::Reply::events([]),
+            |reply, (pause, event)| match event {
+                Some(event) => reply.then(pause, event),
+                None => reply.hang(pause),
+            },
+        )
+    })
 }
 
 fn text(piece: &str) -> Beat {
@@ -58,9 +45,9 @@ fn done(usage: Option<Usage>) -> Beat {
     )
 }
 
-fn state(model: Paced, extra: &[(&str, &str)]) -> AppState {
+fn state(model: Arc<super::model::Model>, extra: &[(&str, &str)]) -> AppState {
     let mut state = AppState::new(super::pipeline_config(&searxng::shared().url, extra));
-    state.llm = Arc::new(model);
+    state.llm = model;
     state
 }
 
@@ -100,7 +87,7 @@ fn has_notice(exchange: &Exchange, needle: &str) -> bool {
 
 #[tokio::test]
 async fn a_reply_past_its_deadline_is_cut_and_kept_with_progress_before_it() {
-    let model = Paced(Box::new(|_| {
+    let model = paced(|_| {
         vec![
             (
                 Duration::from_millis(2500),
@@ -108,7 +95,7 @@ async fn a_reply_past_its_deadline_is_cut_and_kept_with_progress_before_it() {
             ),
             (Duration::ZERO, None),
         ]
-    }));
+    });
     let state = state(model, &[("CITED_LLM_CALL_DEADLINE_SECS", "5")]);
     let started = Instant::now();
     let (exchange, events) = ask(&state, "slow", Mode::Chat, false).await;
@@ -139,12 +126,12 @@ async fn a_reply_past_its_deadline_is_cut_and_kept_with_progress_before_it() {
 
 #[tokio::test]
 async fn a_looping_reply_is_cut_after_its_first_round() {
-    let model = Paced(Box::new(|_| {
+    let model = paced(|_| {
         let mut beats = vec![text("Tokio is a runtime. ")];
         beats.extend((0..60).map(|_| text("It schedules tasks on threads. ")));
         beats.push(done(None));
         beats
-    }));
+    });
     let state = state(model, &[]);
     let (exchange, events) = ask(&state, "loop", Mode::Chat, false).await;
     assert!(exchange
@@ -163,7 +150,7 @@ async fn a_looping_reply_is_cut_after_its_first_round() {
 
 #[tokio::test]
 async fn reasoning_is_kept_apart_from_the_answer_and_its_citations() {
-    let model = Paced(Box::new(|_| {
+    let model = paced(|_| {
         vec![
             (
                 Duration::ZERO,
@@ -177,7 +164,7 @@ async fn reasoning_is_kept_apart_from_the_answer_and_its_citations() {
                 completion_tokens: 500,
             })),
         ]
-    }));
+    });
     let state = state(
         model,
         &[
@@ -214,12 +201,12 @@ async fn reasoning_is_kept_apart_from_the_answer_and_its_citations() {
 
 #[tokio::test]
 async fn an_answer_citing_nothing_it_retrieved_is_flagged() {
-    let model = Paced(Box::new(|_| {
+    let model = paced(|_| {
         vec![
             text("Tokio is the most popular async runtime for Rust servers."),
             done(None),
         ]
-    }));
+    });
     let state = state(model, &[]);
     let (exchange, _) = ask(&state, "rust async runtime", Mode::Chat, true).await;
     assert!(!exchange.sources.is_empty());
@@ -237,7 +224,7 @@ async fn an_answer_citing_nothing_it_retrieved_is_flagged() {
 
 #[tokio::test]
 async fn an_agent_that_never_searches_is_marked_and_can_be_made_to() {
-    let model = Paced(Box::new(|request: &ChatRequest| {
+    let model = paced(|request: &ChatRequest| {
         // The tool call would come from a better model; this one answers from memory
         // unless cited searched for it (then the sources are in the prompt).
         let searched = request.messages.iter().any(|m| match m {
@@ -250,7 +237,7 @@ async fn an_agent_that_never_searches_is_marked_and_can_be_made_to() {
             "Tokio is an asynchronous runtime."
         };
         vec![text(answer), done(None)]
-    }));
+    });
     let state = state(model, &[]);
     let (exchange, events) = ask(&state, "rust async runtime", Mode::Agent, true).await;
     assert!(exchange.unsearched, "{exchange:#?}");
@@ -269,7 +256,7 @@ async fn an_agent_that_never_searches_is_marked_and_can_be_made_to() {
 
 #[tokio::test]
 async fn research_past_its_deadline_answers_from_the_evidence_so_far() {
-    let model = Paced(Box::new(|request: &ChatRequest| {
+    let model = paced(|request: &ChatRequest| {
         let Some(Message::System(system)) = request.messages.first() else {
             return vec![text("?"), done(None)];
         };
@@ -287,7 +274,7 @@ async fn research_past_its_deadline_answers_from_the_evidence_so_far() {
         } else {
             vec![text("Nothing was found in time."), done(None)]
         }
-    }));
+    });
     let state = state(
         model,
         &[
@@ -315,14 +302,14 @@ async fn research_past_its_deadline_answers_from_the_evidence_so_far() {
 #[tokio::test]
 async fn thinking_that_came_as_text_is_moved_out_of_the_answer() {
     // The template opened `<think>`: the stream has only its end.
-    let model = Paced(Box::new(|_| {
+    let model = paced(|_| {
         vec![
             text("The user wants Tokio [7]. "),
             text("</think>\n\n"),
             text("Tokio is an async runtime."),
             done(None),
         ]
-    }));
+    });
     let state = state(model, &[]);
     let (exchange, events) = ask(&state, "think", Mode::Chat, false).await;
     assert_eq!(exchange.answer, "Tokio is an async runtime.");
@@ -334,13 +321,13 @@ async fn thinking_that_came_as_text_is_moved_out_of_the_answer() {
 
 #[tokio::test]
 async fn code_may_repeat_itself() {
-    let model = Paced(Box::new(|_| {
+    let model = paced(|_| {
         let mut beats = vec![text("A zeroed buffer:\n\n```rust\nlet buffer = [\n")];
         beats.extend((0..80).map(|_| text("    0, 0, 0, 0,\n")));
         beats.push(text("];\n```\n"));
         beats.push(done(None));
         beats
-    }));
+    });
     let state = state(model, &[]);
     let (exchange, _) = ask(&state, "code", Mode::Chat, false).await;
     assert_eq!(exchange.answer.matches("0, 0, 0, 0,").count(), 80);

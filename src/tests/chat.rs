@@ -13,84 +13,14 @@ use super::searxng;
 use crate::model::Lang;
 use crate::model::{AnswerEvent, Exchange, Level, LineDecoder, Mode, Status};
 use crate::ssr::answer;
-use crate::ssr::llm::{
-    ChatEvent, ChatModel, ChatRequest, ChatStream, LlmError, Message, ModelKind,
-};
+use crate::ssr::llm::{ChatRequest, Message};
 use crate::ssr::pipeline::TurnInput;
 use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
 use crate::ssr::session::{Session, SessionStore};
 use crate::ssr::state::AppState;
 
-type Script = Box<dyn Fn(&ChatRequest) -> Vec<String> + Send + Sync>;
-
-/// A model that answers from a script and remembers every request.
-pub(super) struct Scripted {
-    answer: Script,
-    /// Pause between chunks.
-    pace: Duration,
-    requests: Mutex<Vec<ChatRequest>>,
-}
-
-impl Scripted {
-    /// Always answers `text`.
-    pub(super) fn fixed(text: &'static str) -> Scripted {
-        Scripted {
-            answer: Box::new(move |_| vec![text.to_string()]),
-            pace: Duration::ZERO,
-            requests: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// Writes a word every 10 ms, for far longer than any test waits.
-    pub(super) fn endless() -> Scripted {
-        Scripted {
-            answer: Box::new(|_| (0..100_000).map(|i| format!("w{i} ")).collect()),
-            pace: Duration::from_millis(10),
-            requests: Mutex::new(Vec::new()),
-        }
-    }
-
-    fn new(answer: impl Fn(&ChatRequest) -> Vec<String> + Send + Sync + 'static) -> Arc<Scripted> {
-        Arc::new(Scripted {
-            answer: Box::new(answer),
-            pace: Duration::ZERO,
-            requests: Mutex::new(Vec::new()),
-        })
-    }
-
-    fn last_request(&self) -> ChatRequest {
-        self.requests
-            .lock()
-            .unwrap()
-            .last()
-            .cloned()
-            .expect("the model was asked")
-    }
-}
-
-#[async_trait]
-impl ChatModel for Scripted {
-    fn kind(&self) -> ModelKind {
-        ModelKind::Remote
-    }
-
-    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {
-        let chunks = (self.answer)(&request);
-        self.requests.lock().unwrap().push(request);
-        let pace = self.pace;
-        let stream = futures_util::stream::iter(chunks).then(move |chunk| async move {
-            tokio::time::sleep(pace).await;
-            Ok(ChatEvent::Text(chunk))
-        });
-        let done = futures_util::stream::once(async {
-            Ok(ChatEvent::Done {
-                finish_reason: None,
-                usage: None,
-            })
-        });
-        Ok(Box::pin(stream.chain(done)))
-    }
-}
+pub(super) use super::model::Model as Scripted;
+use super::model::Reply;
 
 /// Counts searches on their way to the real provider.
 struct Counting {
@@ -176,7 +106,7 @@ fn system_prompt(request: &ChatRequest) -> String {
 
 #[tokio::test]
 async fn switch_on_searches_numbers_and_resolves_citations() {
-    let model = Scripted::new(|_| {
+    let model = Scripted::chunks(|_| {
         vec![
             "Tokio is the usual runtime [1]. ".into(),
             "See also [2][9].".into(),
@@ -218,7 +148,7 @@ async fn switch_on_searches_numbers_and_resolves_citations() {
 
 #[tokio::test]
 async fn switch_off_sends_no_search_request() {
-    let model = Scripted::new(|_| vec!["Rust is a language.".into()]);
+    let model = Scripted::chunks(|_| vec!["Rust is a language.".into()]);
     let h = harness(&searxng::shared().url, model, &[]);
     let (exchange, events) = ask(&h, "what is rust", false).await;
     assert_eq!(h.search.calls.load(Ordering::SeqCst), 0);
@@ -236,7 +166,7 @@ async fn switch_off_sends_no_search_request() {
 #[tokio::test]
 async fn a_failed_search_degrades_to_an_answer_with_a_notice() {
     let closed = format!("http://127.0.0.1:{}", searxng::free_port());
-    let model = Scripted::new(|_| vec!["我根据自己的知识回答。".into()]);
+    let model = Scripted::chunks(|_| vec!["我根据自己的知识回答。".into()]);
     let h = harness(&closed, model, &[]);
     let (exchange, events) = ask(&h, "量子计算是什么？", true).await;
     let notice = &exchange.notices[0];
@@ -256,7 +186,7 @@ async fn a_failed_search_degrades_to_an_answer_with_a_notice() {
 
 #[tokio::test]
 async fn no_results_are_told_to_the_model_and_the_user() {
-    let model = Scripted::new(|_| vec!["No idea, honestly.".into()]);
+    let model = Scripted::chunks(|_| vec!["No idea, honestly.".into()]);
     let h = harness(&searxng::shared().url, model, &[]);
     let (exchange, _) = ask(&h, "nothing at all", true).await;
     assert_eq!(exchange.notices[0].level, Level::Info);
@@ -266,7 +196,7 @@ async fn no_results_are_told_to_the_model_and_the_user() {
 
 #[tokio::test]
 async fn history_goes_to_the_model_within_the_budget() {
-    let model = Scripted::new(|request| {
+    let model = Scripted::chunks(|request| {
         // Long, but not a loop (the repetition guard would cut that).
         let filler: String = (0..120).map(|i| format!("词{i}")).collect();
         vec![format!("answer {} {filler}", request.messages.len())]
@@ -298,10 +228,8 @@ async fn history_goes_to_the_model_within_the_budget() {
 
 #[tokio::test]
 async fn stop_ends_the_answer_and_keeps_what_was_written() {
-    let model = Arc::new(Scripted {
-        answer: Box::new(|_| (0..1000).map(|i| format!("word{i} ")).collect()),
-        pace: Duration::from_millis(10),
-        requests: Mutex::new(Vec::new()),
+    let model = Scripted::new(|_| {
+        Reply::chunks((0..1000).map(|i| format!("word{i} "))).paced(Duration::from_millis(10))
     });
     let h = harness(&searxng::shared().url, model, &[]);
     let (sender, mut receiver) = mpsc::channel(256);
@@ -342,10 +270,8 @@ async fn stop_ends_the_answer_and_keeps_what_was_written() {
 
 #[tokio::test]
 async fn a_reset_during_an_answer_is_not_undone_by_it() {
-    let model = Arc::new(Scripted {
-        answer: Box::new(|_| (0..50).map(|i| format!("w{i} ")).collect()),
-        pace: Duration::from_millis(10),
-        requests: Mutex::new(Vec::new()),
+    let model = Scripted::new(|_| {
+        Reply::chunks((0..50).map(|i| format!("w{i} "))).paced(Duration::from_millis(10))
     });
     let h = harness(&searxng::shared().url, model, &[]);
     let (sender, mut receiver) = mpsc::channel(256);
@@ -676,7 +602,7 @@ async fn a_second_question_while_answering_is_a_409_that_says_why() {
 
 #[tokio::test]
 async fn a_finished_answer_gets_three_follow_up_questions() {
-    let model = Scripted::new(|request| {
+    let model = Scripted::chunks(|request| {
         if system_prompt(request).contains("follow-up questions") {
             vec!["1. How is Tokio scheduled? [2]\n- What is rust async runtime?\n".into()]
         } else {
@@ -704,11 +630,11 @@ async fn a_finished_answer_gets_three_follow_up_questions() {
         "the answer is on screen before its follow-ups"
     );
     // Off: no second call and no list.
-    let model = Scripted::new(|_| vec!["Tokio is the usual runtime [1].".into()]);
+    let model = Scripted::chunks(|_| vec!["Tokio is the usual runtime [1].".into()]);
     let h = harness(&searxng::shared().url, model, &[("CITED_RELATED", "off")]);
     let (exchange, _) = ask(&h, "What is rust async runtime?", true).await;
     assert!(exchange.related.is_empty());
-    assert_eq!(h.model.requests.lock().unwrap().len(), 1);
+    assert_eq!(h.model.requests().len(), 1);
 }
 
 /// Records what each search asked for; answers with one source.
@@ -742,7 +668,7 @@ impl SearchProvider for Recording {
 
 #[tokio::test]
 async fn focus_period_and_site_narrow_the_web_search() {
-    let model = Scripted::new(|_| vec!["Tokio [1].".into()]);
+    let model = Scripted::chunks(|_| vec!["Tokio [1].".into()]);
     let mut h = harness(
         &searxng::shared().url,
         model,
@@ -800,7 +726,7 @@ async fn focus_period_and_site_narrow_the_web_search() {
 #[tokio::test]
 async fn each_focus_reaches_its_searxng_category() {
     use crate::model::Focus;
-    let model = Scripted::new(|_| vec!["Rust [1].".into()]);
+    let model = Scripted::chunks(|_| vec!["Rust [1].".into()]);
     let h = harness(&searxng::shared().url, model, &[]);
     let urls = |focus| {
         h.session.update_settings(|settings| settings.focus = focus);

@@ -85,9 +85,9 @@ pub(super) fn state(page: String, addr: SocketAddr, deadline: &str) -> AppState 
     );
     let mut state = AppState::new(config);
     state.search = Arc::new(OnePage { url: page });
-    state.llm = Arc::new(Scripted::fixed(
+    state.llm = Scripted::fixed(
         "Tokio is an asynchronous Rust runtime that was first released in 2016 [1].",
-    ));
+    );
     state.fetch = Arc::new(FetchPolicy {
         allow: HashSet::from([addr]),
         ..FetchPolicy::default()
@@ -209,60 +209,35 @@ async fn the_check_can_be_turned_off() {
     );
 }
 
-/// A model that answers the question with `ANSWER` and the citation check (calls of kind
-/// `Check`) with `verdicts` after `delay`, counting those calls.
-pub(super) struct Judging {
-    pub(super) answer: &'static str,
-    pub(super) verdicts: &'static str,
-    pub(super) delay: Duration,
-    pub(super) judged: AtomicUsize,
-}
-
-const ANSWER: &str = "Tokio is an asynchronous Rust runtime that was first released in 2016 [1].";
-
-#[async_trait]
-impl crate::ssr::llm::ChatModel for Judging {
-    fn kind(&self) -> crate::ssr::llm::ModelKind {
-        crate::ssr::llm::ModelKind::Remote
-    }
-
-    async fn stream(
-        &self,
-        request: crate::ssr::llm::ChatRequest,
-    ) -> Result<crate::ssr::llm::ChatStream, crate::ssr::llm::LlmError> {
-        use crate::ssr::llm::ChatEvent;
-        use futures_util::StreamExt;
-        let judging = request.kind == crate::ssr::config::CallKind::Check;
-        let (text, delay) = if judging {
-            self.judged.fetch_add(1, Ordering::SeqCst);
-            (self.verdicts, self.delay)
-        } else {
-            (self.answer, Duration::ZERO)
-        };
+/// A model that answers the question with `answer` and the citation check (calls of kind
+/// `Check`) with `verdicts` after `delay`; `asked(CallKind::Check)` counts those calls.
+pub(super) fn judging(
+    answer: &'static str,
+    verdicts: &'static str,
+    delay: Duration,
+) -> Arc<super::model::Model> {
+    super::model::Model::new(move |request| {
         let usage = crate::ssr::llm::Usage {
             prompt_tokens: 100,
             completion_tokens: 10,
         };
-        let events = futures_util::stream::once(async move {
-            tokio::time::sleep(delay).await;
-            Ok(ChatEvent::Text(text.to_string()))
-        })
-        .chain(futures_util::stream::once(async move {
-            Ok(ChatEvent::Done {
-                finish_reason: None,
-                usage: Some(usage),
-            })
-        }));
-        Ok(Box::pin(events))
-    }
+        let reply = if request.kind == crate::ssr::config::CallKind::Check {
+            super::model::Reply::text(verdicts).after(delay)
+        } else {
+            super::model::Reply::text(answer)
+        };
+        reply.finish(None, Some(usage))
+    })
 }
+
+const ANSWER: &str = "Tokio is an asynchronous Rust runtime that was first released in 2016 [1].";
 
 pub(super) fn judged_state(
     addr: SocketAddr,
     verdicts: &'static str,
     delay: Duration,
     deadline: &str,
-) -> (AppState, Arc<Judging>) {
+) -> (AppState, Arc<super::model::Model>) {
     let config = super::pipeline_config(
         "http://127.0.0.1:9",
         &[
@@ -274,12 +249,7 @@ pub(super) fn judged_state(
     state.search = Arc::new(OnePage {
         url: format!("http://{addr}/tokio"),
     });
-    let model = Arc::new(Judging {
-        answer: ANSWER,
-        verdicts,
-        delay,
-        judged: AtomicUsize::new(0),
-    });
+    let model = judging(ANSWER, verdicts, delay);
     state.llm = Arc::clone(&model) as Arc<dyn crate::ssr::llm::ChatModel>;
     state.fetch = Arc::new(FetchPolicy {
         allow: HashSet::from([addr]),
@@ -324,12 +294,12 @@ async fn the_models_verdict_with_a_quote_from_the_page_replaces_the_offline_one_
         session.conversation()[0].usage.as_ref().map(|u| u.calls),
         Some(2)
     );
-    assert_eq!(model.judged.load(Ordering::SeqCst), 1);
+    assert_eq!(model.asked(crate::ssr::config::CallKind::Check), 1);
     // The same sentence citing the same page later in the conversation: judged once.
     let again = ask(&state, &session, "When was Tokio released?").await;
     assert_eq!(checked(&again)[0].support, Support::Partial);
     assert_eq!(
-        model.judged.load(Ordering::SeqCst),
+        model.asked(crate::ssr::config::CallKind::Check),
         1,
         "judged once per conversation"
     );
@@ -355,7 +325,7 @@ async fn a_quote_the_page_does_not_hold_or_an_unreadable_reply_leaves_the_offlin
         assert!(check[0]
             .passage
             .starts_with("Tokio is an asynchronous runtime"));
-        assert_eq!(model.judged.load(Ordering::SeqCst), 1);
+        assert_eq!(model.asked(crate::ssr::config::CallKind::Check), 1);
     }
 }
 
@@ -371,7 +341,11 @@ async fn a_judge_slower_than_the_deadline_or_a_stop_leaves_the_offline_verdict()
     let events = ask(&state, &session, "What is Tokio?").await;
     assert!(started.elapsed() < Duration::from_secs(20));
     assert_eq!(checked(&events)[0].support, Support::Supported);
-    assert_eq!(model.judged.load(Ordering::SeqCst), 1, "it was asked");
+    assert_eq!(
+        model.asked(crate::ssr::config::CallKind::Check),
+        1,
+        "it was asked"
+    );
 
     // The stop button while the judge thinks: the answer ends without its verdict.
     let (state, model) = judged_state(addr, verdicts, Duration::from_secs(30), "60");
@@ -387,7 +361,7 @@ async fn a_judge_slower_than_the_deadline_or_a_stop_leaves_the_offline_verdict()
     ));
     let mut events = Vec::new();
     let asked_by = Instant::now() + Duration::from_secs(20);
-    while model.judged.load(Ordering::SeqCst) == 0 {
+    while model.asked(crate::ssr::config::CallKind::Check) == 0 {
         assert!(Instant::now() < asked_by, "the judge is asked: {events:?}");
         if let Ok(event) = tokio::time::timeout(Duration::from_millis(50), receiver.recv()).await {
             let event = event.unwrap_or_else(|| {
@@ -459,10 +433,10 @@ async fn a_sentence_its_source_does_not_support_names_the_source_that_does() {
     state.search = Arc::new(TwoSources {
         url: format!("http://{addr}/tokio"),
     });
-    state.llm = Arc::new(Scripted::fixed(
+    state.llm = Scripted::fixed(
         "Rust frees memory through its ownership rules, without a garbage collector [1]. \
          Tokio is an asynchronous Rust runtime that was first released in 2016 [1].",
-    ));
+    );
     let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
     let check = checked(&ask(&state, &session, "How does Rust free memory?").await);
     assert_eq!(check.len(), 2, "{check:?}");

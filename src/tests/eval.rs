@@ -94,28 +94,10 @@ async fn the_shipped_set_scores_alike_twice_and_resumes() {
 
 /// Answers every question "…Paris [1]." and, as a judge, says yes when the graded answer
 /// holds the expected one.
-struct ParisAndJudge;
-
-#[async_trait::async_trait]
-impl crate::ssr::llm::ChatModel for ParisAndJudge {
-    fn kind(&self) -> crate::ssr::llm::ModelKind {
-        crate::ssr::llm::ModelKind::Remote
-    }
-
-    async fn stream(
-        &self,
-        request: crate::ssr::llm::ChatRequest,
-    ) -> Result<crate::ssr::llm::ChatStream, crate::ssr::llm::LlmError> {
-        use crate::ssr::llm::{ChatEvent, Message};
-        let user = request
-            .messages
-            .iter()
-            .rev()
-            .find_map(|m| match m {
-                Message::User(text) => Some(text.clone()),
-                _ => None,
-            })
-            .unwrap_or_default();
+fn paris_and_judge() -> std::sync::Arc<super::model::Model> {
+    use super::model::{last_user, Model, Reply};
+    Model::new(|request| {
+        let user = last_user(request);
         let reply = match user.split_once("Expected answer: ") {
             Some((_, rest)) => {
                 let (expected, graded) = rest.split_once("\nAnswer to grade: ").unwrap_or_default();
@@ -124,25 +106,18 @@ impl crate::ssr::llm::ChatModel for ParisAndJudge {
                 } else {
                     "No."
                 }
-                .to_string()
             }
-            None => "The capital of France is Paris [1].".to_string(),
+            None => "The capital of France is Paris [1].",
         };
-        Ok(Box::pin(futures_util::stream::iter([
-            Ok(ChatEvent::Text(reply)),
-            Ok(ChatEvent::Done {
-                finish_reason: Some(crate::ssr::llm::FinishReason::Stop),
-                usage: None,
-            }),
-        ])))
-    }
+        Reply::text(reply).finish(Some(crate::ssr::llm::FinishReason::Stop), None)
+    })
 }
 
 #[tokio::test]
 async fn the_model_can_grade_the_answers() {
     let config = super::pipeline_config("http://127.0.0.1:9", &[("CITED_SOURCES", "knowledge")]);
     let mut judged = AppState::new(config);
-    judged.llm = std::sync::Arc::new(ParisAndJudge);
+    judged.llm = paris_and_judge();
     let set = parse_set(
         "{\"id\":\"1\",\"question\":\"What is the capital of France?\",\"answer\":\"Paris\"}\n\
          {\"id\":\"2\",\"question\":\"Which city hosts the 2024 games?\",\"answer\":\"Lyon\"}\n",

@@ -6,34 +6,24 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use futures_util::StreamExt;
 use reqwest::header::{CONTENT_SECURITY_POLICY, LOCATION, RETRY_AFTER, SET_COOKIE};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::{browser, TestServer};
 use crate::model::{AnswerEvent, ExchangeState, History, Mode, Status};
-use crate::ssr::llm::{ChatEvent, ChatModel, ChatRequest, ChatStream, LlmError, ModelKind};
+use crate::ssr::llm::ChatModel;
 use crate::ssr::pipeline::TurnInput;
 use crate::ssr::state::AppState;
 
 /// A model that writes one word every 50 ms, for a long time: an answer that is still
 /// running when a test acts on it.
-struct Dribble;
-
-#[async_trait]
-impl ChatModel for Dribble {
-    fn kind(&self) -> ModelKind {
-        ModelKind::Remote
-    }
-
-    async fn stream(&self, _request: ChatRequest) -> Result<ChatStream, LlmError> {
-        let words = futures_util::stream::iter(0..2000).then(|n| async move {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            Ok(ChatEvent::Text(format!("词{n} ")))
-        });
-        Ok(Box::pin(words))
-    }
+fn dribble() -> Arc<dyn ChatModel> {
+    super::model::Model::new(|_| {
+        super::model::Reply::chunks((0..2000).map(|n| format!("词{n} ")))
+            .paced(Duration::from_millis(50))
+            .open()
+    })
 }
 
 fn state_with(vars: &[(&str, &str)], model: Option<Arc<dyn ChatModel>>) -> AppState {
@@ -831,7 +821,7 @@ async fn added_files_count_in_the_quota_and_uploads_have_a_rate_limit() {
 
 #[tokio::test]
 async fn answers_over_the_limit_wait_in_line_and_are_told_their_place() {
-    let state = state_with(&[("CITED_MAX_ANSWERS", "1")], Some(Arc::new(Dribble)));
+    let state = state_with(&[("CITED_MAX_ANSWERS", "1")], Some(dribble()));
     let store = crate::ssr::session::SessionStore::new(Duration::from_secs(600));
     let first_session = store.create(std::time::Instant::now());
     let (sender, mut first_events) = tokio::sync::mpsc::channel(4096);
@@ -905,7 +895,7 @@ async fn answers_over_the_limit_wait_in_line_and_are_told_their_place() {
 #[tokio::test]
 async fn shutdown_stops_running_answers_and_saves_them() {
     let (_dir, db) = temp_db("shutdown");
-    let state = state_with(&[("CITED_DATABASE_URL", &db)], Some(Arc::new(Dribble)));
+    let state = state_with(&[("CITED_DATABASE_URL", &db)], Some(dribble()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -1073,28 +1063,20 @@ async fn api_keys_answer_for_their_user() {
 
 /// A model that writes five 600-byte pieces at once (distinct characters: a repeated one
 /// would be cut as a loop).
-struct Burst;
-
-#[async_trait]
-impl ChatModel for Burst {
-    fn kind(&self) -> ModelKind {
-        ModelKind::Remote
-    }
-
-    async fn stream(&self, _request: ChatRequest) -> Result<ChatStream, LlmError> {
-        let pieces = (0..5u32).map(|piece| {
-            let text: String = (0..200u32)
+fn burst() -> Arc<dyn ChatModel> {
+    super::model::Model::new(|_| {
+        super::model::Reply::chunks((0..5u32).map(|piece| {
+            (0..200u32)
                 .filter_map(|i| char::from_u32(0x4e00 + piece * 200 + i))
-                .collect();
-            Ok(ChatEvent::Text(text))
-        });
-        Ok(Box::pin(futures_util::stream::iter(pieces)))
-    }
+                .collect::<String>()
+        }))
+        .open()
+    })
 }
 
 #[tokio::test]
 async fn an_answer_past_the_size_cap_is_cut_with_a_notice() {
-    let state = state_with(&[("CITED_MAX_ANSWER_KB", "1")], Some(Arc::new(Burst)));
+    let state = state_with(&[("CITED_MAX_ANSWER_KB", "1")], Some(burst()));
     let (exchange, events) = super::answer_collecting(
         &state,
         TurnInput::standalone("a long one".into(), Mode::Chat),

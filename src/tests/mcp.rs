@@ -253,9 +253,11 @@ async fn agent_and_research_answer_through_mcp() {
         "{agent}"
     );
 
-    let research = Arc::new(super::research::one_loop(vec![
-        super::research::sub_question("What is five alpha?", "five alpha"),
-    ]));
+    let research = super::research::one_loop(vec![super::research::sub_question(
+        "What is five alpha?",
+        "five alpha",
+    )])
+    .model();
     let server = server_with(
         research,
         &[("CITED_RESEARCH_ENCYCLOPEDIA_ENGINES", "local wiki")],

@@ -11,15 +11,14 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::model::Model;
 use super::searxng;
 use crate::model::Lang;
 use crate::model::{AnswerEvent, BranchStatus, Exchange, Mode, Reliability, StopReason};
 use crate::ssr::config::Config;
 use crate::ssr::fetch::FetchPolicy;
 use crate::ssr::llm::extractive::Extractive;
-use crate::ssr::llm::{
-    ChatEvent, ChatModel, ChatRequest, ChatStream, LlmError, Message, ModelKind,
-};
+use crate::ssr::llm::{ChatModel, ChatRequest, Message};
 use crate::ssr::pipeline::TurnInput;
 use crate::ssr::research;
 use crate::ssr::search::searxng::Searxng;
@@ -59,74 +58,58 @@ fn step_of(request: &ChatRequest) -> Step {
 
 /// The first user message: the step's input.
 fn input_of(request: &ChatRequest) -> String {
-    request
-        .messages
-        .iter()
-        .find_map(|m| match m {
-            Message::User(text) => Some(text.clone()),
-            _ => None,
-        })
-        .unwrap_or_default()
+    super::model::first_user(request)
 }
 
-type Reply = Box<dyn Fn(Step, &ChatRequest, usize) -> String + Send + Sync>;
+type Reply = Arc<dyn Fn(Step, &ChatRequest, usize) -> String + Send + Sync>;
 
 /// Answers each research step from a script; `n` counts earlier requests of the same step.
 pub(crate) struct Script {
     reply: Reply,
     /// Requests whose input contains this text wait before answering.
     slow: Option<(&'static str, Duration)>,
-    requests: Mutex<Vec<(Step, ChatRequest)>>,
 }
 
 impl Script {
     fn new(reply: impl Fn(Step, &ChatRequest, usize) -> String + Send + Sync + 'static) -> Script {
         Script {
-            reply: Box::new(reply),
+            reply: Arc::new(reply),
             slow: None,
-            requests: Mutex::new(Vec::new()),
         }
     }
 
-    fn of(&self, step: Step) -> Vec<ChatRequest> {
-        self.requests
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|(s, _)| *s == step)
-            .map(|(_, r)| r.clone())
-            .collect()
+    /// The scripted model playing it.
+    pub(crate) fn model(self) -> Arc<Model> {
+        let Script { reply, slow } = self;
+        let seen: Mutex<Vec<Step>> = Mutex::new(Vec::new());
+        Model::new(move |request| {
+            let step = step_of(request);
+            let n = {
+                let mut seen = seen.lock().unwrap();
+                let n = seen.iter().filter(|s| **s == step).count();
+                seen.push(step);
+                n
+            };
+            let delay = match slow {
+                Some((text, delay)) if input_of(request).contains(text) => delay,
+                _ => Duration::ZERO,
+            };
+            super::model::Reply::text(reply(step, request, n)).after(delay)
+        })
     }
 }
 
-#[async_trait]
-impl ChatModel for Script {
-    fn kind(&self) -> ModelKind {
-        ModelKind::Remote
-    }
+/// The requests of one step a scripted model had.
+trait Steps {
+    fn of(&self, step: Step) -> Vec<ChatRequest>;
+}
 
-    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {
-        let step = step_of(&request);
-        let n = {
-            let mut requests = self.requests.lock().unwrap();
-            let n = requests.iter().filter(|(s, _)| *s == step).count();
-            requests.push((step, request.clone()));
-            n
-        };
-        if let Some((text, delay)) = self.slow {
-            if input_of(&request).contains(text) {
-                tokio::time::sleep(delay).await;
-            }
-        }
-        let text = (self.reply)(step, &request, n);
-        let events = vec![
-            Ok(ChatEvent::Text(text)),
-            Ok(ChatEvent::Done {
-                finish_reason: None,
-                usage: None,
-            }),
-        ];
-        Ok(Box::pin(futures_util::stream::iter(events)))
+impl Steps for Model {
+    fn of(&self, step: Step) -> Vec<ChatRequest> {
+        self.requests()
+            .into_iter()
+            .filter(|request| step_of(request) == step)
+            .collect()
     }
 }
 
@@ -217,7 +200,7 @@ async fn run_input(
 
 /// Runs `question` in Research mode with `script` as the model and `vars` set.
 async fn research_with(
-    script: &Arc<Script>,
+    script: &Arc<Model>,
     vars: &[(&str, &str)],
     question: &str,
 ) -> (Exchange, Vec<AnswerEvent>) {
@@ -231,7 +214,7 @@ pub(crate) fn sub_question(question: &str, query: &str) -> serde_json::Value {
 
 #[tokio::test]
 async fn two_loops_with_a_pruned_direction_number_deterministically() {
-    let script = Arc::new(scripted_two_loops());
+    let script = scripted_two_loops().model();
     let (state, session) = harness(script.clone(), &[]);
     let (exchange, events) = run_research(
         &state,
@@ -426,11 +409,12 @@ pub(crate) fn one_loop(sub_questions: Vec<serde_json::Value>) -> Script {
 
 #[tokio::test]
 async fn a_branch_whose_search_is_down_fails_alone() {
-    let script = Arc::new(one_loop(vec![
+    let script = one_loop(vec![
         sub_question("What is five alpha?", "five alpha"),
         sub_question("What is down delta?", "down delta"),
         sub_question("What is three beta?", "three beta"),
-    ]));
+    ])
+    .model();
     let (mut state, session) = harness(script.clone(), &[]);
     let closed = format!("http://127.0.0.1:{}", searxng::free_port());
     let down = Searxng::new(&config(&[("CITED_SEARXNG_URL", closed.as_str())]));
@@ -471,7 +455,7 @@ async fn a_branch_whose_search_is_down_fails_alone() {
 
 #[tokio::test]
 async fn unreadable_replies_are_repaired_retried_or_replaced() {
-    let script = Arc::new(Script::new(|step, request, n| {
+    let script = Script::new(|step, request, n| {
         match step {
         // Fenced, emphasised, trailing commas: the repair pass reads it.
         Step::Plan if n == 0 => "Here is the plan:\n```json\n{\"sub_questions\": [{\"question\": \"**Rust** async runtime?\", \"query\": \"rust async runtime\", \"language\": \"en\",},],}\n```".to_string(),
@@ -485,7 +469,7 @@ async fn unreadable_replies_are_repaired_retried_or_replaced() {
         Step::Summary => "{\"answer\": \"Tokio\", \"confidence\": \"高\", \"reasoning\": \"[1]\"}".to_string(),
         Step::Format => "Tokio [1].".to_string(),
     }
-    }));
+    }).model();
     let (state, session) = harness(script.clone(), &[]);
     let (exchange, _) = run_research(
         &state,
@@ -532,12 +516,13 @@ async fn unreadable_replies_are_repaired_retried_or_replaced() {
 #[tokio::test]
 async fn at_most_four_sub_questions_per_loop() {
     let names = ["one", "two", "four", "six", "seven", "eight"];
-    let script = Arc::new(one_loop(
+    let script = one_loop(
         names
             .iter()
             .map(|name| sub_question(&format!("What is three {name}?"), &format!("three {name}")))
             .collect(),
-    ));
+    )
+    .model();
     let (state, session) = harness(script.clone(), &[]);
     let (exchange, _) =
         run_research(&state, &session, "Name them all.", CancellationToken::new()).await;
@@ -561,7 +546,7 @@ async fn at_most_four_sub_questions_per_loop() {
 
 #[tokio::test]
 async fn the_loop_cap_ends_an_insufficient_research() {
-    let script = Arc::new(Script::new(|step, _request, n| {
+    let script = Script::new(|step, _request, n| {
         let value = match step {
             Step::Plan => {
                 json!({ "sub_questions": [sub_question(&format!("Round {n}: what is three r{n}?"), &format!("three r{n}"))] })
@@ -575,7 +560,7 @@ async fn the_loop_cap_ends_an_insufficient_research() {
             Step::Format => return "Best guess [1].".to_string(),
         };
         value.to_string()
-    }));
+    }).model();
     let (state, session) = harness(script.clone(), &[("CITED_RESEARCH_MAX_LOOPS", "3")]);
     let (exchange, _) = run_research(
         &state,
@@ -599,7 +584,7 @@ async fn the_loop_cap_ends_an_insufficient_research() {
 
 #[tokio::test]
 async fn exhausted_loops_give_a_low_confidence_guess_and_say_what_is_missing() {
-    let script = Arc::new(Script::new(|step, _request, n| {
+    let script = Script::new(|step, _request, n| {
         let value = match step {
             Step::Plan => {
                 json!({ "sub_questions": [sub_question(&format!("Round {n}: what is five r{n}?"), &format!("five r{n}"))] })
@@ -618,7 +603,7 @@ async fn exhausted_loops_give_a_low_confidence_guess_and_say_what_is_missing() {
             Step::Format => return "Probably 1901 [1].".to_string(),
         };
         value.to_string()
-    }));
+    }).model();
     let (exchange, _) = research_with(
         &script,
         &[("CITED_RESEARCH_MAX_LOOPS", "2")],
@@ -658,7 +643,7 @@ async fn exhausted_loops_give_a_low_confidence_guess_and_say_what_is_missing() {
 
 #[tokio::test]
 async fn a_round_that_falls_short_plans_again_for_its_gaps() {
-    let script = Arc::new(Script::new(|step, request, n| {
+    let script = Script::new(|step, request, n| {
         let input = input_of(request);
         let value = match step {
             // Round 1 finds nothing; round 2 finds pages but no sourced evidence; round 3
@@ -684,7 +669,7 @@ async fn a_round_that_falls_short_plans_again_for_its_gaps() {
             Step::Format => return "Founded in 1901 [1].".to_string(),
         };
         value.to_string()
-    }));
+    }).model();
     let (exchange, _) = research_with(
         &script,
         &[("CITED_RESEARCH_MAX_LOOPS", "4")],
@@ -728,7 +713,7 @@ async fn a_round_that_falls_short_plans_again_for_its_gaps() {
 
 #[tokio::test]
 async fn a_reply_that_echoes_the_prompt_examples_is_asked_again() {
-    let script = Arc::new(Script::new(|step, request, n| {
+    let script = Script::new(|step, request, n| {
         let retried = request.messages.len() > 2;
         let value = match step {
             Step::Plan if n == 0 => {
@@ -750,7 +735,7 @@ async fn a_reply_that_echoes_the_prompt_examples_is_asked_again() {
             Step::Format => return "Founded in 1901 [1].".to_string(),
         };
         value.to_string()
-    }));
+    }).model();
     let (exchange, _) = research_with(&script, &[], "When was Alpha Corp founded?").await;
     let plan = exchange.research.unwrap();
     assert_eq!(plan.loops[0].sub_questions[0].query, "five alpha");
@@ -773,10 +758,11 @@ async fn a_reply_that_echoes_the_prompt_examples_is_asked_again() {
 #[tokio::test]
 async fn no_evidence_is_said_plainly_without_asking_the_model_to_guess() {
     // The fixture engines find nothing for these queries.
-    let script = Arc::new(one_loop(vec![
+    let script = one_loop(vec![
         sub_question("What is zzz one?", "zzz one"),
         sub_question("What is zzz two?", "zzz two"),
-    ]));
+    ])
+    .model();
     let (state, session) = harness(script.clone(), &[]);
     let (exchange, _) =
         run_research(&state, &session, "What is zzz?", CancellationToken::new()).await;
@@ -800,7 +786,7 @@ async fn no_evidence_is_said_plainly_without_asking_the_model_to_guess() {
 async fn stop_ends_the_branches_and_keeps_the_exchange() {
     let mut script = one_loop(vec![sub_question("What is five alpha?", "five alpha")]);
     script.slow = Some(("five alpha", Duration::from_secs(30)));
-    let script = Arc::new(script);
+    let script = script.model();
     let (state, session) = harness(script.clone(), &[]);
     let cancel = CancellationToken::new();
     let stopper = cancel.clone();
@@ -866,14 +852,11 @@ async fn offline_research_answers_from_the_sources() {
 async fn numbers_inside_an_evidence_statement_are_checked_like_its_list() {
     // A first answer takes numbers 1–3.
     let (mut state, session) = harness(
-        Arc::new(one_loop(vec![sub_question(
-            "What is three alpha?",
-            "three alpha",
-        )])),
+        one_loop(vec![sub_question("What is three alpha?", "three alpha")]).model(),
         &[],
     );
     let _ = run_research(&state, &session, "What is alpha?", CancellationToken::new()).await;
-    state.llm = Arc::new(Script::new(|step, _request, n| {
+    state.llm = Script::new(|step, _request, n| {
         let value = match step {
             Step::Plan if n == 0 => {
                 json!({ "sub_questions": [sub_question("What is three beta?", "three beta")] })
@@ -889,7 +872,7 @@ async fn numbers_inside_an_evidence_statement_are_checked_like_its_list() {
             Step::Format => return "Beta [5].".to_string(),
         };
         value.to_string()
-    }));
+    }).model();
     let (exchange, _) =
         run_research(&state, &session, "What is beta?", CancellationToken::new()).await;
     let plan = exchange.research.unwrap();
@@ -934,10 +917,11 @@ impl SearchProvider for Seen {
 async fn branch_searches_keep_the_focus_period_and_site() {
     use crate::model::{Focus, Period};
     use crate::ssr::search::TimeRange;
-    let script = Arc::new(one_loop(vec![
+    let script = one_loop(vec![
         sub_question("What is five alpha?", "five alpha"),
         sub_question("What is three beta?", "three beta"),
-    ]));
+    ])
+    .model();
     let (mut state, session) = harness(script, &[]);
     let seen = Arc::new(Seen {
         inner: Arc::clone(&state.search),
@@ -971,10 +955,7 @@ async fn branch_searches_keep_the_focus_period_and_site() {
 
 #[tokio::test]
 async fn a_branch_reads_as_many_results_and_as_much_of_each_as_configured() {
-    let script = Arc::new(one_loop(vec![sub_question(
-        "What is five alpha?",
-        "five alpha",
-    )]));
+    let script = one_loop(vec![sub_question("What is five alpha?", "five alpha")]).model();
     let (mut state, session) = harness(
         script.clone(),
         &[

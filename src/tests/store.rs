@@ -444,7 +444,7 @@ fn a_crash_mid_answer_leaves_the_question_interrupted() {
         let runtime = tokio::runtime::Runtime::new().unwrap();
         let url = url.clone();
         let id = runtime.block_on(async move {
-            let state = state_on(&url, Arc::new(super::chat::Scripted::endless()));
+            let state = state_on(&url, super::chat::Scripted::endless());
             let session = state.sessions.create(Instant::now());
             let (sender, mut receiver) = mpsc::channel(1024);
             let input = TurnInput {
@@ -486,7 +486,7 @@ fn a_crash_mid_answer_leaves_the_question_interrupted() {
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async move {
-        let state = state_on(&url, Arc::new(super::chat::Scripted::endless()));
+        let state = state_on(&url, super::chat::Scripted::endless());
         assert_eq!(state.store.interrupt_unfinished().await.unwrap(), 1);
         let session = crate::ssr::request::find_session(&state, &owner_id)
             .await
@@ -764,35 +764,17 @@ async fn history_pages_share_and_export_work_over_plain_http() {
 }
 
 /// Answers questions, and writes a decorated title when asked for one.
-struct Titler;
-
-#[async_trait::async_trait]
-impl crate::ssr::llm::ChatModel for Titler {
-    fn kind(&self) -> crate::ssr::llm::ModelKind {
-        crate::ssr::llm::ModelKind::Remote
-    }
-
-    async fn stream(
-        &self,
-        request: crate::ssr::llm::ChatRequest,
-    ) -> Result<crate::ssr::llm::ChatStream, crate::ssr::llm::LlmError> {
-        use crate::ssr::llm::{ChatEvent, Message};
+fn titler() -> Arc<super::model::Model> {
+    use crate::ssr::llm::Message;
+    super::model::Model::new(|request| {
         let asks_title =
             matches!(request.messages.first(), Some(Message::System(s)) if s.contains("标题"));
-        let text = if asks_title {
+        super::model::Reply::text(if asks_title {
             "**“Tokio 入门” [1]。**\nextra line"
         } else {
             "Tokio 是异步运行时。"
-        };
-        let events = vec![
-            Ok(ChatEvent::Text(text.to_string())),
-            Ok(ChatEvent::Done {
-                finish_reason: None,
-                usage: None,
-            }),
-        ];
-        Ok(Box::pin(futures_util::stream::iter(events)))
-    }
+        })
+    })
 }
 
 #[tokio::test]
@@ -805,7 +787,7 @@ async fn the_model_names_a_new_conversation_and_the_page_hears_of_it() {
         ],
     );
     let mut state = AppState::new(config);
-    state.llm = Arc::new(Titler);
+    state.llm = titler();
     let session = state.sessions.create(Instant::now());
     let owner = session.id.to_string();
     let (_, events) = answer_events(&state, &session, "Tokio 是什么？", Mode::Chat).await;
