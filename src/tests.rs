@@ -45,34 +45,123 @@ pub fn done_event(events: &[AnswerEvent]) -> Option<&AnswerEvent> {
         .find(|e| matches!(e, AnswerEvent::Done { .. }))
 }
 
-/// A checked configuration for pipeline tests: SearXNG at `searxng_url`, web search only
-/// (these tests are about SearXNG: no fallback to the knowledge base), then `extra`, which
-/// wins over both.
+/// The app a test runs against, built in one place: cited's own defaults with an in-memory
+/// database and none of the extra model calls a test did not ask for (titles and follow-up
+/// questions by the model, its verdicts on citations, the image strip), then the test's
+/// own variables, model, search provider and addresses fetching may reach.
+#[derive(Default)]
+pub struct App {
+    vars: Vec<(String, String)>,
+    model: Option<std::sync::Arc<dyn crate::ssr::llm::ChatModel>>,
+    search: Option<std::sync::Arc<dyn crate::ssr::search::SearchProvider>>,
+    allow: Vec<SocketAddr>,
+}
+
+impl App {
+    pub fn new() -> App {
+        App::default()
+    }
+
+    /// For pipeline tests: SearXNG at `url` and web search only (no fallback to the
+    /// knowledge base: these tests are about SearXNG).
+    pub fn searching(url: &str) -> App {
+        App::new()
+            .var("CITED_SEARXNG_URL", url)
+            .var("CITED_SOURCES", "web")
+    }
+
+    /// Sets `name` (a later value wins).
+    pub fn var(mut self, name: &str, value: &str) -> App {
+        self.vars.retain(|(key, _)| key != name);
+        self.vars.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    pub fn vars(self, vars: &[(&str, &str)]) -> App {
+        vars.iter()
+            .fold(self, |app, (name, value)| app.var(name, value))
+    }
+
+    pub fn model(mut self, model: std::sync::Arc<dyn crate::ssr::llm::ChatModel>) -> App {
+        self.model = Some(model);
+        self
+    }
+
+    pub fn search(mut self, search: std::sync::Arc<dyn crate::ssr::search::SearchProvider>) -> App {
+        self.search = Some(search);
+        self
+    }
+
+    /// Lets server-side fetching reach `addr` although it is private (a test's page server).
+    pub fn allow(mut self, addr: SocketAddr) -> App {
+        self.allow.push(addr);
+        self
+    }
+
+    /// The checked configuration (no warnings: a test's typo fails it).
+    pub fn config(&self) -> Config {
+        crate::ssr::net::install_crypto_provider();
+        let (config, warnings) = Config::from_vars(|name| {
+            if let Some((_, value)) = self.vars.iter().find(|(key, _)| key == name) {
+                return Some(value.clone());
+            }
+            match name {
+                // Each test's state gets its own database, gone with it.
+                "CITED_DATABASE_URL" => Some("sqlite::memory:".to_string()),
+                // Scripted models answer only what a test asks; titles, the model's
+                // follow-up questions and the image strip's search are tested on their own.
+                "CITED_TITLES" => Some("question".to_string()),
+                "CITED_RELATED" => Some("sources".to_string()),
+                // The model's verdicts on citations are tested on their own (tests::checking).
+                "CITED_CHECK" => Some("lexical".to_string()),
+                "CITED_IMAGES" => Some("off".to_string()),
+                // Thumbnails and favicons go to a folder of the test's own.
+                "CITED_MEDIA_DIR" => Some(test_media_dir()),
+                _ => None,
+            }
+        });
+        assert!(warnings.is_empty(), "{warnings:?}");
+        config
+    }
+
+    pub fn state(self) -> AppState {
+        let mut state = AppState::new(self.config());
+        if let Some(model) = self.model {
+            state.llm = model;
+        }
+        if let Some(search) = self.search {
+            state.search = search;
+        }
+        if !self.allow.is_empty() {
+            state.fetch = std::sync::Arc::new(crate::ssr::fetch::FetchPolicy {
+                allow: self.allow.into_iter().collect(),
+                ..crate::ssr::fetch::FetchPolicy::default()
+            });
+        }
+        state
+    }
+
+    /// The state and a fresh session in it.
+    pub fn with_session(self) -> (AppState, std::sync::Arc<crate::ssr::session::Session>) {
+        (self.state(), session())
+    }
+
+    /// The real server on 127.0.0.1:0, serving this app.
+    pub async fn serve(self) -> TestServer {
+        TestServer::start_with(self.state()).await
+    }
+}
+
+/// A fresh session, as a new browser gets.
+pub fn session() -> std::sync::Arc<crate::ssr::session::Session> {
+    crate::ssr::session::SessionStore::new(std::time::Duration::from_secs(600))
+        .create(std::time::Instant::now())
+}
+
+/// A checked configuration for pipeline tests: SearXNG at `searxng_url`, web search only,
+/// then `extra`, which wins over both.
 pub fn pipeline_config(searxng_url: &str, extra: &[(&str, &str)]) -> Config {
-    crate::ssr::net::install_crypto_provider();
-    let (config, warnings) = Config::from_vars(|name| {
-        if let Some((_, value)) = extra.iter().find(|(key, _)| *key == name) {
-            return Some(value.to_string());
-        }
-        match name {
-            "CITED_SEARXNG_URL" => Some(searxng_url.to_string()),
-            "CITED_SOURCES" => Some("web".to_string()),
-            // Each test's state gets its own database, gone with it.
-            "CITED_DATABASE_URL" => Some("sqlite::memory:".to_string()),
-            // Scripted models answer only what a test asks; titles, the model's follow-up
-            // questions and the image strip's search are tested on their own.
-            "CITED_TITLES" => Some("question".to_string()),
-            "CITED_RELATED" => Some("sources".to_string()),
-            // The model's verdicts on citations are tested on their own (tests::checking).
-            "CITED_CHECK" => Some("lexical".to_string()),
-            "CITED_IMAGES" => Some("off".to_string()),
-            // Thumbnails and favicons go to a folder of the test's own.
-            "CITED_MEDIA_DIR" => Some(test_media_dir()),
-            _ => None,
-        }
-    });
-    assert!(warnings.is_empty(), "{warnings:?}");
-    config
+    App::searching(searxng_url).vars(extra).config()
 }
 
 /// A folder under the system's temporary one, its own for each call.
@@ -95,9 +184,7 @@ pub async fn answer_collecting(
     state: &AppState,
     input: crate::ssr::pipeline::TurnInput,
 ) -> (crate::model::Exchange, Vec<crate::model::AnswerEvent>) {
-    let session = crate::ssr::session::SessionStore::new(std::time::Duration::from_secs(600))
-        .create(std::time::Instant::now());
-    answer_in(state, session, input).await
+    answer_in(state, session(), input).await
 }
 
 /// Runs one answer in `session` (continuing its conversation), collecting every event.
@@ -129,23 +216,7 @@ pub struct TestServer {
 
 impl TestServer {
     pub async fn start(vars: &[(&str, &str)]) -> TestServer {
-        crate::ssr::net::install_crypto_provider();
-        let (config, warnings) = Config::from_vars(|name| {
-            vars.iter()
-                .find(|(key, _)| *key == name)
-                .map(|(_, value)| value.to_string())
-                .or_else(|| match name {
-                    "CITED_DATABASE_URL" => Some("sqlite::memory:".into()),
-                    "CITED_TITLES" => Some("question".into()),
-                    "CITED_RELATED" => Some("sources".into()),
-                    "CITED_CHECK" => Some("lexical".into()),
-                    "CITED_IMAGES" => Some("off".into()),
-                    "CITED_MEDIA_DIR" => Some(test_media_dir()),
-                    _ => None,
-                })
-        });
-        assert!(warnings.is_empty(), "{warnings:?}");
-        TestServer::start_with(AppState::new(config)).await
+        App::new().vars(vars).serve().await
     }
 
     /// Serves `state` (a test's own model, database or limits).

@@ -780,50 +780,12 @@ impl Config {
             "off" => Some(Check::Off),
             _ => None,
         });
-        let focus = FocusMap {
-            searches: crate::model::Focus::ALL
-                .into_iter()
-                .map(|focus| {
-                    let var = format!("CITED_FOCUS_{}", focus.as_str().to_ascii_uppercase());
-                    (focus, reader.parse(vars::get(&var).name, parse_focus))
-                })
-                .collect(),
-        };
+        let focus = reader.focus();
         let site_root = reader.parse("CITED_SITE_ROOT", |raw| Some(PathBuf::from(raw.trim())));
         let llm_context_chars = reader.number("CITED_LLM_CONTEXT_CHARS");
         let agent_max_searches = reader.number("CITED_AGENT_MAX_SEARCHES");
-        let tokens =
-            |reader: &mut Reader, var| u32::try_from(reader.number(var)).unwrap_or(u32::MAX);
-        let on_off = |raw: &str| match raw.trim() {
-            "on" => Some(true),
-            "off" => Some(false),
-            _ => None,
-        };
-        let limits = ModelLimits {
-            max_tokens_plan: tokens(&mut reader, "CITED_LLM_MAX_TOKENS_PLAN"),
-            max_tokens_verify: tokens(&mut reader, "CITED_LLM_MAX_TOKENS_VERIFY"),
-            max_tokens_branch: tokens(&mut reader, "CITED_LLM_MAX_TOKENS_BRANCH"),
-            max_tokens_answer: tokens(&mut reader, "CITED_LLM_MAX_TOKENS_ANSWER"),
-            call_deadline: reader.duration("CITED_LLM_CALL_DEADLINE_SECS"),
-            idle_timeout: reader.duration("CITED_LLM_IDLE_TIMEOUT_SECS"),
-            structured: reader.parse("CITED_LLM_STRUCTURED", on_off),
-            price_input: reader.parse("CITED_LLM_PRICE_INPUT", parse_price),
-            price_output: reader.parse("CITED_LLM_PRICE_OUTPUT", parse_price),
-        };
-        let research = ResearchConfig {
-            max_loops: reader.number("CITED_RESEARCH_MAX_LOOPS"),
-            // Chosen with `make bench-research-material` (docs/configuration.md says why).
-            results: reader.number("CITED_RESEARCH_RESULTS"),
-            snippet_chars: reader.number("CITED_RESEARCH_SNIPPET_CHARS"),
-            max_branches: reader.number("CITED_RESEARCH_MAX_BRANCHES"),
-            branch_timeout: reader.duration("CITED_RESEARCH_BRANCH_TIMEOUT_SECS"),
-            encyclopedia_engines: reader
-                .parse("CITED_RESEARCH_ENCYCLOPEDIA_ENGINES", parse_engines),
-            engines_zh: reader.parse("CITED_RESEARCH_ENGINES_ZH", parse_engines),
-            engines_en: reader.parse("CITED_RESEARCH_ENGINES_EN", parse_engines),
-            deep_reads: reader.number("CITED_RESEARCH_DEEP_READS"),
-            deadline: reader.duration("CITED_RESEARCH_DEADLINE_SECS"),
-        };
+        let limits = reader.limits();
+        let research = reader.research();
         let sources = reader.parse("CITED_SOURCES", crate::model::Sources::parse);
         let knowledge = reader.parse("CITED_KNOWLEDGE_DIR", |raw| {
             let paths: Vec<PathBuf> = raw
@@ -837,46 +799,8 @@ impl Config {
         let llm = reader.llm();
         let align_deadline = reader.duration("CITED_ALIGN_DEADLINE_SECS");
         let access = reader.access(addr);
-        let per_minute =
-            |reader: &mut Reader, var| u32::try_from(reader.number(var)).unwrap_or(u32::MAX);
-        let mebibytes = |reader: &mut Reader, var| reader.number(var) as u64 * 1024 * 1024;
-        let capacity = Capacity {
-            answers: reader.number("CITED_MAX_ANSWERS"),
-            research: reader.number("CITED_MAX_RESEARCH"),
-            model_calls: reader.number("CITED_MAX_MODEL_CALLS"),
-            page_reads: reader.number("CITED_MAX_PAGE_READS"),
-            asks_per_minute: per_minute(&mut reader, "CITED_RATE_ASKS_PER_MIN"),
-            requests_per_minute: per_minute(&mut reader, "CITED_RATE_REQUESTS_PER_MIN"),
-            shares_per_minute: per_minute(&mut reader, "CITED_RATE_SHARES_PER_MIN"),
-            connections: reader.number("CITED_MAX_CONNECTIONS"),
-            connections_per_address: reader.number("CITED_MAX_CONNECTIONS_PER_ADDRESS"),
-            header_timeout: reader.duration("CITED_HEADER_TIMEOUT_SECS"),
-            body_bytes: reader.number("CITED_MAX_BODY_KB") * 1024,
-            file_bytes: reader.number("CITED_FILE_MAX_MB") * 1024 * 1024,
-            file_memory_bytes: mebibytes(&mut reader, "CITED_FILE_MEMORY_MB"),
-            file_time: reader.duration("CITED_FILE_SECS"),
-            exchanges_per_conversation: reader.number("CITED_MAX_EXCHANGES"),
-            answer_bytes: reader.number("CITED_MAX_ANSWER_KB") * 1024,
-            user_quota_bytes: mebibytes(&mut reader, "CITED_USER_QUOTA_MB"),
-        };
-        let default_media = default_media_dir(&|name| reader.raw(name));
-        let media = MediaConfig {
-            images: reader.parse("CITED_IMAGES", on_off),
-            favicons: reader.parse("CITED_FAVICONS", on_off),
-            dir: reader.parse_or(
-                "CITED_MEDIA_DIR",
-                &default_media.display().to_string(),
-                |raw| Some(PathBuf::from(raw.trim())),
-            ),
-            cache_bytes: mebibytes(&mut reader, "CITED_MEDIA_CACHE_MB"),
-            allow: reader.parse("CITED_FETCH_ALLOW", |raw| match raw.trim() {
-                "none" | "" => Some(Vec::new()),
-                raw => raw
-                    .split(',')
-                    .map(|addr| addr.trim().parse::<SocketAddr>().ok())
-                    .collect(),
-            }),
-        };
+        let capacity = reader.capacity();
+        let media = reader.media();
         let mut settings = reader.settings;
         settings.sort_by_key(|setting| VARS.iter().position(|var| std::ptr::eq(var, setting.var)));
         let config = Config {
@@ -1035,6 +959,110 @@ impl Reader<'_> {
             shown: shown_value(var, value),
             origin,
         });
+    }
+
+    /// What each focus searches (`CITED_FOCUS_<NAME>`).
+    fn focus(&mut self) -> FocusMap {
+        let reader = self;
+        FocusMap {
+            searches: crate::model::Focus::ALL
+                .into_iter()
+                .map(|focus| {
+                    let var = format!("CITED_FOCUS_{}", focus.as_str().to_ascii_uppercase());
+                    (focus, reader.parse(vars::get(&var).name, parse_focus))
+                })
+                .collect(),
+        }
+    }
+
+    fn on_off(raw: &str) -> Option<bool> {
+        match raw.trim() {
+            "on" => Some(true),
+            "off" => Some(false),
+            _ => None,
+        }
+    }
+
+    /// How long and how much each model call may write, and what it costs.
+    fn limits(&mut self) -> ModelLimits {
+        let tokens =
+            |reader: &mut Reader, var| u32::try_from(reader.number(var)).unwrap_or(u32::MAX);
+        ModelLimits {
+            max_tokens_plan: tokens(self, "CITED_LLM_MAX_TOKENS_PLAN"),
+            max_tokens_verify: tokens(self, "CITED_LLM_MAX_TOKENS_VERIFY"),
+            max_tokens_branch: tokens(self, "CITED_LLM_MAX_TOKENS_BRANCH"),
+            max_tokens_answer: tokens(self, "CITED_LLM_MAX_TOKENS_ANSWER"),
+            call_deadline: self.duration("CITED_LLM_CALL_DEADLINE_SECS"),
+            idle_timeout: self.duration("CITED_LLM_IDLE_TIMEOUT_SECS"),
+            structured: self.parse("CITED_LLM_STRUCTURED", Reader::on_off),
+            price_input: self.parse("CITED_LLM_PRICE_INPUT", parse_price),
+            price_output: self.parse("CITED_LLM_PRICE_OUTPUT", parse_price),
+        }
+    }
+
+    /// Research mode's limits and search profiles.
+    fn research(&mut self) -> ResearchConfig {
+        ResearchConfig {
+            max_loops: self.number("CITED_RESEARCH_MAX_LOOPS"),
+            // Chosen with `make bench-research-material` (docs/configuration.md says why).
+            results: self.number("CITED_RESEARCH_RESULTS"),
+            snippet_chars: self.number("CITED_RESEARCH_SNIPPET_CHARS"),
+            max_branches: self.number("CITED_RESEARCH_MAX_BRANCHES"),
+            branch_timeout: self.duration("CITED_RESEARCH_BRANCH_TIMEOUT_SECS"),
+            encyclopedia_engines: self.parse("CITED_RESEARCH_ENCYCLOPEDIA_ENGINES", parse_engines),
+            engines_zh: self.parse("CITED_RESEARCH_ENGINES_ZH", parse_engines),
+            engines_en: self.parse("CITED_RESEARCH_ENGINES_EN", parse_engines),
+            deep_reads: self.number("CITED_RESEARCH_DEEP_READS"),
+            deadline: self.duration("CITED_RESEARCH_DEADLINE_SECS"),
+        }
+    }
+
+    /// How much the app takes on at once, and from whom.
+    fn capacity(&mut self) -> Capacity {
+        let per_minute =
+            |reader: &mut Reader, var| u32::try_from(reader.number(var)).unwrap_or(u32::MAX);
+        let mebibytes = |reader: &mut Reader, var| reader.number(var) as u64 * 1024 * 1024;
+        Capacity {
+            answers: self.number("CITED_MAX_ANSWERS"),
+            research: self.number("CITED_MAX_RESEARCH"),
+            model_calls: self.number("CITED_MAX_MODEL_CALLS"),
+            page_reads: self.number("CITED_MAX_PAGE_READS"),
+            asks_per_minute: per_minute(self, "CITED_RATE_ASKS_PER_MIN"),
+            requests_per_minute: per_minute(self, "CITED_RATE_REQUESTS_PER_MIN"),
+            shares_per_minute: per_minute(self, "CITED_RATE_SHARES_PER_MIN"),
+            connections: self.number("CITED_MAX_CONNECTIONS"),
+            connections_per_address: self.number("CITED_MAX_CONNECTIONS_PER_ADDRESS"),
+            header_timeout: self.duration("CITED_HEADER_TIMEOUT_SECS"),
+            body_bytes: self.number("CITED_MAX_BODY_KB") * 1024,
+            file_bytes: self.number("CITED_FILE_MAX_MB") * 1024 * 1024,
+            file_memory_bytes: mebibytes(self, "CITED_FILE_MEMORY_MB"),
+            file_time: self.duration("CITED_FILE_SECS"),
+            exchanges_per_conversation: self.number("CITED_MAX_EXCHANGES"),
+            answer_bytes: self.number("CITED_MAX_ANSWER_KB") * 1024,
+            user_quota_bytes: mebibytes(self, "CITED_USER_QUOTA_MB"),
+        }
+    }
+
+    /// Thumbnails and favicons, and where server-side fetching may reach.
+    fn media(&mut self) -> MediaConfig {
+        let default_dir = default_media_dir(&|name| self.raw(name));
+        MediaConfig {
+            images: self.parse("CITED_IMAGES", Reader::on_off),
+            favicons: self.parse("CITED_FAVICONS", Reader::on_off),
+            dir: self.parse_or(
+                "CITED_MEDIA_DIR",
+                &default_dir.display().to_string(),
+                |raw| Some(PathBuf::from(raw.trim())),
+            ),
+            cache_bytes: self.number("CITED_MEDIA_CACHE_MB") as u64 * 1024 * 1024,
+            allow: self.parse("CITED_FETCH_ALLOW", |raw| match raw.trim() {
+                "none" | "" => Some(Vec::new()),
+                raw => raw
+                    .split(',')
+                    .map(|addr| addr.trim().parse::<SocketAddr>().ok())
+                    .collect(),
+            }),
+        }
     }
 
     /// Sign-in, allowed host names and the public URL. Bound to loopback, the allowed hosts

@@ -2,7 +2,6 @@
 //! numbering scenario of seed 002.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use tokio::sync::mpsc;
@@ -15,7 +14,7 @@ use crate::ssr::answer;
 use crate::ssr::llm::{ChatModel, FinishReason, LlmError, Message};
 use crate::ssr::pipeline::TurnInput;
 use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
-use crate::ssr::session::{Session, SessionStore};
+use crate::ssr::session::Session;
 use crate::ssr::state::AppState;
 
 /// Calls `web_search` with the planned queries turn by turn, then answers from the tool
@@ -51,13 +50,10 @@ pub(crate) fn script(
 }
 
 fn harness(model: Arc<dyn ChatModel>, extra: &[(&str, &str)]) -> (AppState, Arc<Session>) {
-    let config = super::pipeline_config(&searxng::shared().url, extra);
-    let mut state = AppState::new(config);
-    state.llm = model;
-    (
-        state,
-        SessionStore::new(Duration::from_secs(600)).create(Instant::now()),
-    )
+    super::App::searching(&searxng::shared().url)
+        .vars(extra)
+        .model(model)
+        .with_session()
 }
 
 async fn agent(

@@ -5,12 +5,11 @@
 
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::checking::{ask, judged_state, judging, page_server, state, TwoSources};
 use crate::model::blocks::{Cite, Shown};
 use crate::model::{AnswerEvent, ClaimCheck, Coverage, Support};
-use crate::ssr::session::SessionStore;
 
 /// Three claims, none cited: the first stated by the Tokio page, the second by the other
 /// source's snippet, the third by neither.
@@ -47,7 +46,7 @@ async fn uncited_claims_get_cited_s_citation_where_a_source_supports_them_and_a_
     let mut state = state(url.clone(), addr, "20");
     state.search = Arc::new(TwoSources { url: url.clone() });
     state.llm = super::chat::Scripted::fixed(UNCITED);
-    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    let session = super::session();
     let events = ask(&state, &session, "Tell me about Tokio").await;
 
     let (claims, coverage) = aligned(&events);
@@ -140,7 +139,7 @@ async fn the_judge_attributes_a_claim_the_offline_checker_cannot_and_its_quote_m
         let (mut state, _) = judged_state(addr, verdicts, Duration::ZERO, "20");
         let model = judging(PARAPHRASE, verdicts, Duration::ZERO);
         state.llm = Arc::clone(&model) as Arc<dyn crate::ssr::llm::ChatModel>;
-        let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+        let session = super::session();
         let events = ask(&state, &session, "When did Tokio ship?").await;
         assert_eq!(
             model.asked(crate::ssr::config::CallKind::Check),

@@ -46,9 +46,10 @@ fn done(usage: Option<Usage>) -> Beat {
 }
 
 fn state(model: Arc<super::model::Model>, extra: &[(&str, &str)]) -> AppState {
-    let mut state = AppState::new(super::pipeline_config(&searxng::shared().url, extra));
-    state.llm = model;
-    state
+    super::App::searching(&searxng::shared().url)
+        .vars(extra)
+        .model(model)
+        .state()
 }
 
 async fn ask(

@@ -56,7 +56,7 @@ fn harness(searxng_url: &str, model: Arc<Scripted>, extra: &[(&str, &str)]) -> H
     });
     state.search = search.clone();
     state.llm = model.clone();
-    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    let session = super::session();
     Harness {
         state,
         session,

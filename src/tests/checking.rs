@@ -3,7 +3,6 @@
 //! sentence is found in it, a page too slow for the deadline gives way to the snippet, and
 //! the answer itself never waits for any of it.
 
-use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -15,10 +14,8 @@ use axum::Router;
 
 use super::chat::Scripted;
 use crate::model::{AnswerEvent, Lang, Mode, Source, Support};
-use crate::ssr::fetch::FetchPolicy;
 use crate::ssr::pipeline::TurnInput;
 use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
-use crate::ssr::session::SessionStore;
 use crate::ssr::state::AppState;
 
 const PAGE: &str = "<html><head><title>Tokio</title></head><body><article>\
@@ -79,20 +76,14 @@ impl SearchProvider for OnePage {
 }
 
 pub(super) fn state(page: String, addr: SocketAddr, deadline: &str) -> AppState {
-    let config = super::pipeline_config(
-        "http://127.0.0.1:9",
-        &[("CITED_ALIGN_DEADLINE_SECS", deadline)],
-    );
-    let mut state = AppState::new(config);
-    state.search = Arc::new(OnePage { url: page });
-    state.llm = Scripted::fixed(
-        "Tokio is an asynchronous Rust runtime that was first released in 2016 [1].",
-    );
-    state.fetch = Arc::new(FetchPolicy {
-        allow: HashSet::from([addr]),
-        ..FetchPolicy::default()
-    });
-    state
+    super::App::searching("http://127.0.0.1:9")
+        .var("CITED_ALIGN_DEADLINE_SECS", deadline)
+        .search(Arc::new(OnePage { url: page }))
+        .model(Scripted::fixed(
+            "Tokio is an asynchronous Rust runtime that was first released in 2016 [1].",
+        ))
+        .allow(addr)
+        .state()
 }
 
 fn input(question: &str) -> TurnInput {
@@ -134,7 +125,7 @@ async fn the_cited_page_is_read_once_per_conversation_and_its_passage_found() {
     let hits = Arc::new(AtomicUsize::new(0));
     let addr = page_server(Arc::clone(&hits)).await;
     let state = state(format!("http://{addr}/tokio"), addr, "20");
-    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    let session = super::session();
 
     let events = ask(&state, &session, "What is Tokio?").await;
     let done = events
@@ -186,7 +177,7 @@ async fn the_cited_page_is_read_once_per_conversation_and_its_passage_found() {
 async fn a_page_slower_than_the_deadline_gives_way_to_the_snippet() {
     let addr = page_server(Arc::new(AtomicUsize::new(0))).await;
     let state = state(format!("http://{addr}/slow"), addr, "2");
-    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    let session = super::session();
     let events = ask(&state, &session, "What is Tokio?").await;
     let check = checked(&events);
     assert_eq!(check.len(), 1, "{check:?}");
@@ -199,7 +190,7 @@ async fn a_page_slower_than_the_deadline_gives_way_to_the_snippet() {
 async fn the_check_can_be_turned_off() {
     let addr = page_server(Arc::new(AtomicUsize::new(0))).await;
     let state = state(format!("http://{addr}/tokio"), addr, "0");
-    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    let session = super::session();
     let events = ask(&state, &session, "What is Tokio?").await;
     assert!(events
         .iter()
@@ -238,23 +229,16 @@ pub(super) fn judged_state(
     delay: Duration,
     deadline: &str,
 ) -> (AppState, Arc<super::model::Model>) {
-    let config = super::pipeline_config(
-        "http://127.0.0.1:9",
-        &[
-            ("CITED_ALIGN_DEADLINE_SECS", deadline),
-            ("CITED_CHECK", "model"),
-        ],
-    );
-    let mut state = AppState::new(config);
-    state.search = Arc::new(OnePage {
-        url: format!("http://{addr}/tokio"),
-    });
     let model = judging(ANSWER, verdicts, delay);
-    state.llm = Arc::clone(&model) as Arc<dyn crate::ssr::llm::ChatModel>;
-    state.fetch = Arc::new(FetchPolicy {
-        allow: HashSet::from([addr]),
-        ..FetchPolicy::default()
-    });
+    let state = super::App::searching("http://127.0.0.1:9")
+        .var("CITED_ALIGN_DEADLINE_SECS", deadline)
+        .var("CITED_CHECK", "model")
+        .search(Arc::new(OnePage {
+            url: format!("http://{addr}/tokio"),
+        }))
+        .model(model.clone())
+        .allow(addr)
+        .state();
     (state, model)
 }
 
@@ -273,7 +257,7 @@ async fn the_models_verdict_with_a_quote_from_the_page_replaces_the_offline_one_
     let verdicts =
         r#"{"verdicts":[{"id":1,"verdict":"partial","quote":"first released in 2016"}]}"#;
     let (state, model) = judged_state(addr, verdicts, Duration::ZERO, "20");
-    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    let session = super::session();
     let events = ask(&state, &session, "What is Tokio?").await;
     let check = checked(&events);
     assert_eq!(check[0].support, Support::Partial, "{check:?}");
@@ -314,7 +298,7 @@ async fn a_quote_the_page_does_not_hold_or_an_unreadable_reply_leaves_the_offlin
         r#"{"verdicts":[{"id":1,"verdict":"maybe","quote":"first released in 2016"}]}"#,
     ] {
         let (state, model) = judged_state(addr, verdicts, Duration::ZERO, "20");
-        let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+        let session = super::session();
         let events = ask(&state, &session, "What is Tokio?").await;
         let check = checked(&events);
         assert_eq!(
@@ -336,7 +320,7 @@ async fn a_judge_slower_than_the_deadline_or_a_stop_leaves_the_offline_verdict()
         r#"{"verdicts":[{"id":1,"verdict":"partial","quote":"first released in 2016"}]}"#;
     // The deadline: 2 s for reading the page and judging; the judge takes 30.
     let (state, model) = judged_state(addr, verdicts, Duration::from_secs(30), "2");
-    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    let session = super::session();
     let started = Instant::now();
     let events = ask(&state, &session, "What is Tokio?").await;
     assert!(started.elapsed() < Duration::from_secs(20));
@@ -349,7 +333,7 @@ async fn a_judge_slower_than_the_deadline_or_a_stop_leaves_the_offline_verdict()
 
     // The stop button while the judge thinks: the answer ends without its verdict.
     let (state, model) = judged_state(addr, verdicts, Duration::from_secs(30), "60");
-    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    let session = super::session();
     let (sender, mut receiver) = tokio::sync::mpsc::channel(4096);
     let cancel = tokio_util::sync::CancellationToken::new();
     let run = tokio::spawn(crate::ssr::answer::run(
@@ -437,7 +421,7 @@ async fn a_sentence_its_source_does_not_support_names_the_source_that_does() {
         "Rust frees memory through its ownership rules, without a garbage collector [1]. \
          Tokio is an asynchronous Rust runtime that was first released in 2016 [1].",
     );
-    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    let session = super::session();
     let check = checked(&ask(&state, &session, "How does Rust free memory?").await);
     assert_eq!(check.len(), 2, "{check:?}");
     let memory = &check[0];

@@ -27,14 +27,14 @@ fn dribble() -> Arc<dyn ChatModel> {
 }
 
 fn state_with(vars: &[(&str, &str)], model: Option<Arc<dyn ChatModel>>) -> AppState {
-    let mut config_vars: Vec<(&str, &str)> = vars.to_vec();
-    config_vars.push(("CITED_SOURCES", "knowledge"));
-    let config = super::pipeline_config("http://127.0.0.1:9", &config_vars);
-    let mut state = AppState::new(config);
-    if let Some(model) = model {
-        state.llm = model;
+    let app = super::App::searching("http://127.0.0.1:9")
+        .var("CITED_SOURCES", "knowledge")
+        .vars(vars);
+    match model {
+        Some(model) => app.model(model),
+        None => app,
     }
-    state
+    .state()
 }
 
 fn temp_db(name: &str) -> (super::searxng::TempDir, String) {

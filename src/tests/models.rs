@@ -4,7 +4,6 @@
 //! model each call asked for.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
@@ -18,7 +17,6 @@ use tokio_util::sync::CancellationToken;
 use super::{browser, searxng, TestServer};
 use crate::model::{Exchange, Mode, ModelChoices, Settings};
 use crate::ssr::pipeline::TurnInput;
-use crate::ssr::session::SessionStore;
 use crate::ssr::state::AppState;
 
 /// One fake endpoint: the models it lists, the key it wants, the models it was asked for.
@@ -153,7 +151,7 @@ async fn the_picker_lists_every_endpoints_models() {
 }
 
 async fn answer(state: &AppState, model: Option<&str>) -> Exchange {
-    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    let session = super::session();
     let input = TurnInput {
         model: model.map(str::to_string),
         ..TurnInput::standalone("What is tokio?".into(), Mode::Chat)
@@ -203,7 +201,7 @@ async fn answers_go_to_the_picked_model_and_the_rest_to_the_fast_one() {
 
 #[test]
 fn opening_a_conversation_picks_its_last_model() {
-    let session = SessionStore::new(Duration::from_secs(600)).create(Instant::now());
+    let session = super::session();
     session.update_settings(|settings| settings.model = Some("main|alpha".into()));
     let exchanges = vec![
         Exchange {

@@ -10,13 +10,12 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use super::{llama, searxng};
+use super::{llama, searxng, session};
 use crate::citation::{render, Cite, Lookup, SourceMap};
 use crate::model::{AnswerEvent, Exchange, Lang, Mode};
 use crate::ssr::answer;
 use crate::ssr::llm::SchemaSupport;
 use crate::ssr::pipeline::TurnInput;
-use crate::ssr::session::{Session, SessionStore};
 use crate::ssr::state::AppState;
 
 /// Deadlines small enough for a test, large enough for a 135M model on two cores.
@@ -48,10 +47,6 @@ fn state(extra: &[(&str, &str)]) -> AppState {
         vars.push((key, value));
     }
     AppState::new(super::pipeline_config(&searxng.url, &vars))
-}
-
-fn session() -> Arc<Session> {
-    SessionStore::new(Duration::from_secs(600)).create(Instant::now())
 }
 
 fn input(question: &str, mode: Mode, lang: Lang) -> TurnInput {

@@ -2,7 +2,6 @@
 //! a pruned direction, a failing branch, unreadable replies, the caps, zero evidence, stop,
 //! and the offline (no model) path.
 
-use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -16,14 +15,13 @@ use super::searxng;
 use crate::model::Lang;
 use crate::model::{AnswerEvent, BranchStatus, Exchange, Mode, Reliability, StopReason};
 use crate::ssr::config::Config;
-use crate::ssr::fetch::FetchPolicy;
 use crate::ssr::llm::extractive::Extractive;
 use crate::ssr::llm::{ChatModel, ChatRequest, Message};
 use crate::ssr::pipeline::TurnInput;
 use crate::ssr::research;
 use crate::ssr::search::searxng::Searxng;
 use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
-use crate::ssr::session::{Session, SessionStore};
+use crate::ssr::session::Session;
 use crate::ssr::state::AppState;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -137,26 +135,21 @@ impl SearchProvider for DownFor {
 }
 
 /// The shared SearXNG, its "local wiki" engine as the encyclopedia, then `extra`.
+/// Research against the real SearXNG and its local encyclopedia, then `extra`.
+fn app(extra: &[(&str, &str)]) -> super::App {
+    super::App::searching(&searxng::shared().url)
+        .var("CITED_RESEARCH_ENCYCLOPEDIA_ENGINES", "local wiki")
+        .vars(extra)
+        // The encyclopedia fixture serves its articles from 127.0.0.1; deep reads reach it.
+        .allow(searxng::fixture_server())
+}
+
 fn config(extra: &[(&str, &str)]) -> Config {
-    // The first match wins: `extra` before the default.
-    let mut vars = extra.to_vec();
-    vars.push(("CITED_RESEARCH_ENCYCLOPEDIA_ENGINES", "local wiki"));
-    super::pipeline_config(&searxng::shared().url, &vars)
+    app(extra).config()
 }
 
 fn harness(model: Arc<dyn ChatModel>, extra: &[(&str, &str)]) -> (AppState, Arc<Session>) {
-    crate::ssr::net::install_crypto_provider();
-    let mut state = AppState::new(config(extra));
-    state.llm = model;
-    // The encyclopedia fixture serves its articles from 127.0.0.1; let deep-read reach it.
-    state.fetch = Arc::new(FetchPolicy {
-        allow: HashSet::from([searxng::fixture_server()]),
-        ..FetchPolicy::default()
-    });
-    (
-        state,
-        SessionStore::new(Duration::from_secs(600)).create(Instant::now()),
-    )
+    app(extra).model(model).with_session()
 }
 
 async fn run_research(

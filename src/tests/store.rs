@@ -380,13 +380,10 @@ async fn answer_events(
 }
 
 fn state_on(url: &str, model: Arc<dyn crate::ssr::llm::ChatModel>) -> AppState {
-    let config = super::pipeline_config(
-        &super::searxng::shared().url,
-        &[("CITED_DATABASE_URL", url)],
-    );
-    let mut state = AppState::new(config);
-    state.llm = model;
-    state
+    super::App::searching(&super::searxng::shared().url)
+        .var("CITED_DATABASE_URL", url)
+        .model(model)
+        .state()
 }
 
 #[tokio::test]

@@ -3,11 +3,13 @@
 //! private: the modes change the answer only through its named operations, so the exchange
 //! it saves is what its events said.
 //!
-//! - here: beginning (the question stored), the answer's events, admission, failures;
+//! - here: beginning (the question stored), the answer's events, failures;
+//! - [`admission`]: waiting for the answer's turn under the server's limits;
 //! - [`sources`]: searching, the image strip, citation numbers, the conversation so far;
 //! - [`writing`]: the model's reply streamed into the answer, and retracting text;
 //! - [`finish`]: the end: `Done`, the citation check, follow-ups, saving, metrics, titles.
 
+mod admission;
 mod checking;
 mod finish;
 mod sources;
@@ -450,52 +452,6 @@ impl Turn {
         }
         self.exchange.answer.push_str(&text);
         self.send(AnswerEvent::Token { text }).await
-    }
-
-    /// Waits for the answer's turn under the server's limits (`CITED_MAX_RESEARCH` for
-    /// Research, then `CITED_MAX_ANSWERS`), telling the status line its place while it
-    /// waits. The slots are held until they are dropped.
-    pub async fn admit(&self) -> Result<Vec<crate::ssr::limits::Slot>, Halted> {
-        let limits = Arc::clone(&self.state.limits);
-        let mut gates = Vec::new();
-        if self.input.mode == Mode::Research {
-            gates.push(Arc::clone(&limits.research));
-        }
-        gates.push(Arc::clone(&limits.answers));
-        let mut slots = Vec::new();
-        let mut queued = false;
-        // Fair between owners: a user's many sessions and API clients count as one.
-        let owner = self.session.owner();
-        for gate in gates {
-            if let Some(slot) = gate.try_enter(&owner) {
-                slots.push(slot);
-                continue;
-            }
-            queued = true;
-            let (places, mut heard) = mpsc::unbounded_channel();
-            let enter = gate.enter(&owner, move |place| {
-                let _ = places.send(place);
-            });
-            tokio::pin!(enter);
-            loop {
-                tokio::select! {
-                    biased;
-                    () = self.halted() => return Err(Halted),
-                    slot = &mut enter => {
-                        slots.push(slot);
-                        break;
-                    }
-                    Some(place) = heard.recv() => {
-                        let position = u32::try_from(place).unwrap_or(u32::MAX);
-                        self.status(Some(Status::Queued { position })).await?;
-                    }
-                }
-            }
-        }
-        if queued {
-            self.status(None).await?;
-        }
-        Ok(slots)
     }
 
     /// The answer failed: an error notice and the `Failed` event.
