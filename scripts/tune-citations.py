@@ -48,6 +48,8 @@ def level(f, t, rules):
     if related and (other_number or other_name or negation or f["reversed"]):
         return "not_found"
     supported = f["share"] >= th["supported"] and f["missing_numbers"] == 0
+    if f.get("names_swapped"):
+        supported = False
     if rules["names"] and f["missing_names"] > 0:
         supported = False
     if rules["negation"] and f["negation_differs"]:

@@ -23,7 +23,8 @@
 //!      comparison; or, in the sentence's own language, a source that plainly lacks the
 //!      claim (a share under [`Thresholds::lacks`]);
 //!    - supported: a share of at least `supported` with every number and every name of the
-//!      sentence in the passage, and no negation on one side only;
+//!      sentence in the passage, no two names in each other's clauses (roles exchanged),
+//!      and no negation on one side only;
 //!    - partial: at least `partial`;
 //!    - not checked otherwise: a paraphrase the words cannot match, a translation the
 //!      dictionary does not reach. The checker says it cannot tell rather than accuse.
@@ -289,6 +290,86 @@ fn names<'a>(text: &str, words: &[&'a Word]) -> Vec<&'a Word> {
         .collect()
 }
 
+/// Words that join two clauses of one sentence.
+const CLAUSE_WORDS: &[&str] = &[
+    "while", "whereas", "but", "however", "而", "但", "但是", "然而",
+];
+
+/// For each word, the clause of `text` it stands in: clauses end at sentence and clause
+/// punctuation and before a joining word.
+fn clauses(text: &str, words: &[&Word]) -> Vec<usize> {
+    let mut breaks: Vec<usize> = text
+        .char_indices()
+        .filter(|(_, c)| ",;:，；：、。.!?！？".contains(*c))
+        .map(|(at, _)| at)
+        .collect();
+    breaks.extend(
+        words
+            .iter()
+            .filter(|w| CLAUSE_WORDS.contains(&w.text.as_str()))
+            .map(|w| w.start),
+    );
+    words
+        .iter()
+        .map(|w| breaks.iter().filter(|at| **at <= w.start).count())
+        .collect()
+}
+
+/// The words of the clause of `words[at]` that are no names.
+fn around<'a>(
+    words: &[&'a Word],
+    ids: &[usize],
+    at: usize,
+    is_name: &dyn Fn(&Word) -> bool,
+) -> Vec<&'a Word> {
+    words
+        .iter()
+        .zip(ids)
+        .filter(|(w, id)| **id == ids[at] && !is_name(w))
+        .map(|(w, _)| *w)
+        .collect()
+}
+
+/// Whether two names of the sentence stand in the passage each in the other's clause: the
+/// sentence's words around A are found more around B in the passage than around A, and
+/// the other way round. Names are compared by clause, so a sentence that only reorders its
+/// clauses ("in Europe, CCS …") keeps its roles.
+fn roles_swapped(
+    (sentence, claim, claim_names): (&str, &[&Word], &[&Word]),
+    (source, window, window_names): (&str, &[&Word], &[&Word]),
+) -> bool {
+    let claim_clauses = clauses(sentence, claim);
+    let window_clauses = clauses(source, window);
+    let is_name = |w: &Word| {
+        claim_names.iter().any(|n| n.meets(w)) || window_names.iter().any(|n| n.meets(w))
+    };
+    // Each name found in both: its clause's other words in the sentence and in the passage.
+    let roles: Vec<(&Word, Vec<&Word>, Vec<&Word>)> = claim_names
+        .iter()
+        .filter_map(|name| {
+            let in_claim = claim.iter().position(|w| std::ptr::eq(*w, *name))?;
+            let in_window = window.iter().position(|w| name.meets(w))?;
+            Some((
+                *name,
+                around(claim, &claim_clauses, in_claim, &is_name),
+                around(window, &window_clauses, in_window, &is_name),
+            ))
+        })
+        .collect();
+    let overlap = |said: &[&Word], stated: &[&Word]| {
+        said.iter()
+            .filter(|w| stated.iter().any(|s| w.meets(s)))
+            .count()
+    };
+    roles.iter().enumerate().any(|(i, (a, said_a, stated_a))| {
+        roles[i + 1..].iter().any(|(b, said_b, stated_b)| {
+            !a.meets(b)
+                && overlap(said_a, stated_b) > overlap(said_a, stated_a)
+                && overlap(said_b, stated_a) > overlap(said_b, stated_b)
+        })
+    })
+}
+
 /// How many of the sentence's numbers the passage contradicts: it lacks them and states
 /// another number of the same kind instead. Across languages only years and percentages
 /// are compared (units are written differently).
@@ -441,6 +522,10 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
     .unwrap_or(false);
     let claim_names = names(sentence, &claim_refs);
     let window_names = names(source, &window);
+    let names_swapped = roles_swapped(
+        (sentence, &claim_refs, &claim_names),
+        (source, &window, &window_names),
+    );
     let features = Features {
         cross,
         words: claim.len(),
@@ -465,6 +550,7 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
             .iter()
             .filter(|name| !claim_refs.iter().any(|c| c.meets(name)))
             .count(),
+        names_swapped,
     };
     let mut matched: Vec<(u32, u32)> = window
         .iter()
@@ -521,6 +607,11 @@ pub struct Features {
     /// the sentence does not use.
     pub missing_names: usize,
     pub other_names: usize,
+    /// Two names of the sentence each stand in the passage where the other's words are:
+    /// "NACS is the standard in Europe, while CCS … in North America" against "CCS is the
+    /// standard … in Europe, while NACS … in North America". Every word is there; the roles
+    /// are exchanged.
+    pub names_swapped: bool,
 }
 
 /// The level the features give (the rule in the module's documentation).
@@ -541,6 +632,7 @@ pub fn level_with(f: &Features, t: &Thresholds) -> Support {
     } else if f.share >= t.supported
         && f.missing_numbers == 0
         && f.missing_names == 0
+        && !f.names_swapped
         && !f.negation_differs
     {
         Support::Supported
@@ -636,6 +728,25 @@ mod tests {
         assert_ne!(right.support, Support::NotFound, "{right:?}");
         let wrong = align("罗布斯塔咖啡豆的咖啡因含量约为 4.5%。", source);
         assert_eq!(wrong.support, Support::NotFound, "{wrong:?}");
+    }
+
+    #[test]
+    fn names_in_each_others_places_are_not_support() {
+        let source = "Charging is measured in kilowatts. The CCS connector is the standard for \
+                      DC charging in Europe, while the NACS connector developed by Tesla is \
+                      becoming the standard in North America.";
+        let right = align(
+            "In Europe the CCS connector is the DC charging standard, while NACS is becoming the standard in North America.",
+            source,
+        );
+        assert!(!right.features.names_swapped, "{right:?}");
+        assert_eq!(right.support, Support::Supported, "{right:?}");
+        let wrong = align(
+            "In Europe the NACS connector is the DC charging standard, while CCS is becoming the standard in North America.",
+            source,
+        );
+        assert!(wrong.features.names_swapped, "{wrong:?}");
+        assert_ne!(wrong.support, Support::Supported, "{wrong:?}");
     }
 
     #[test]
