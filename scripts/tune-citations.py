@@ -48,7 +48,7 @@ def level(f, t, rules):
     if related and (other_number or other_name or negation or f["reversed"]):
         return "not_found"
     supported = f["share"] >= th["supported"] and f["missing_numbers"] == 0
-    if f.get("names_swapped"):
+    if f.get("names_swapped") or (not cross and f.get("missing_unknown", 0) > 0):
         supported = False
     if rules["names"] and f["missing_names"] > 0:
         supported = False

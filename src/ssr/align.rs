@@ -24,7 +24,8 @@
 //!      claim (a share under [`Thresholds::lacks`]);
 //!    - supported: a share of at least `supported` with every number and every name of the
 //!      sentence in the passage, no two names in each other's clauses (roles exchanged),
-//!      and no negation on one side only;
+//!      in one language no Chinese word the dictionary does not know (a name, mostly)
+//!      missing from it, and no negation on one side only;
 //!    - partial: at least `partial`;
 //!    - not checked otherwise: a paraphrase the words cannot match, a translation the
 //!      dictionary does not reach. The checker says it cannot tell rather than accuse.
@@ -530,6 +531,15 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
         cross,
         words: claim.len(),
         missing_words: claim.iter().filter(|term| !holds(&window, term)).count(),
+        missing_unknown: claim
+            .iter()
+            .filter(|term| {
+                term.han()
+                    && term.glosses.is_empty()
+                    && term.text.chars().count() >= 2
+                    && !holds(&window, term)
+            })
+            .count(),
         share: share_in(&window),
         source_share: share_in(&everything),
         sentence_numbers: claimed.len(),
@@ -586,6 +596,10 @@ pub struct Features {
     /// The sentence's content words, and those of them the passage lacks.
     pub words: usize,
     pub missing_words: usize,
+    /// Chinese words of the sentence the dictionary does not know (names of people and
+    /// places, mostly: CC-CEDICT's proper nouns are left out of its table) that the passage
+    /// lacks: "杭州" where the source says "成都".
+    pub missing_unknown: usize,
     /// The idf-weighted share of the sentence's words that the passage holds.
     pub share: f64,
     /// The same over the whole source.
@@ -633,6 +647,7 @@ pub fn level_with(f: &Features, t: &Thresholds) -> Support {
         && f.missing_numbers == 0
         && f.missing_names == 0
         && !f.names_swapped
+        && (f.cross || f.missing_unknown == 0)
         && !f.negation_differs
     {
         Support::Supported

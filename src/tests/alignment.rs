@@ -58,7 +58,7 @@ fn the_held_out_part_measures_the_checker() {
     let unsupported = t.precision(Label::Unsupported).unwrap_or(0.0);
     let supported = t.precision(Label::Supported).unwrap_or(0.0);
     assert!(unsupported >= 0.8, "P(unsupported) {unsupported:.2}");
-    assert!(supported >= 0.72, "P(supported) {supported:.2}");
+    assert!(supported >= 0.76, "P(supported) {supported:.2}");
     assert!(t.accuracy().unwrap_or(0.0) >= 0.46);
 }
 
@@ -70,7 +70,7 @@ fn the_tuning_part_and_the_first_set_stay_where_they_were_tuned() {
     let tune = measured("tuning", include_str!("../../eval/citations/tune.jsonl"));
     assert!(tune.total.pairs >= 150, "{} pairs", tune.total.pairs);
     assert_eq!(tune.total.cross_lingual_accused, 0);
-    assert!(tune.total.precision(Label::Supported).unwrap_or(0.0) >= 0.85);
+    assert!(tune.total.precision(Label::Supported).unwrap_or(0.0) >= 0.95);
     assert!(tune.total.precision(Label::Unsupported).unwrap_or(0.0) >= 0.9);
     let first = measured("first set", include_str!("data/alignment.jsonl"));
     assert!(first.total.pairs >= 60);
