@@ -16,7 +16,7 @@ pub mod thinker;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Instant;
+use tokio::time::Instant;
 
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
@@ -258,7 +258,7 @@ impl Run<'_> {
                 .guard_since(started, base, async {
                     tokio::select! {
                         biased;
-                        () = tokio::time::sleep_until(deadline.into()) => Woke::Deadline,
+                        () = tokio::time::sleep_until(deadline) => Woke::Deadline,
                         Some(index) = started_rx.recv() => Woke::Started(index),
                         joined = set.join_next_with_id() => Woke::Joined(joined),
                     }
@@ -387,7 +387,7 @@ impl Run<'_> {
             candidates: &self.candidates,
             chain: &self.chain,
         };
-        let deadline = self.deadline.into();
+        let deadline = self.deadline;
         let planned = self
             .turn
             .guard(tokio::time::timeout_at(
@@ -420,7 +420,7 @@ impl Run<'_> {
         self.turn.status(Some(Status::Verifying)).await?;
         let evidence = evidence_lines(self.plan());
         let question = self.turn.input().question.clone();
-        let deadline = self.deadline.into();
+        let deadline = self.deadline;
         let judged = self
             .turn
             .guard(tokio::time::timeout_at(

@@ -445,14 +445,7 @@ async fn ask_over_http_streams_ndjson_and_handles_commands() {
         &events[0],
         AnswerEvent::Command { reset: true, .. }
     ));
-    let conversation: Vec<Exchange> = client
-        .post(server.url("/api/conversation"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let conversation: Vec<Exchange> = server.call(&client, "/api/conversation", &[]).await;
     assert!(conversation.is_empty(), "reset cleared the conversation");
 }
 
@@ -464,14 +457,7 @@ async fn search_is_switched_by_command() {
         .build()
         .unwrap();
     let search_enabled = || async {
-        let settings: crate::model::Settings = client
-            .post(server.url("/api/get_settings"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let settings: crate::model::Settings = server.call(&client, "/api/get_settings", &[]).await;
         settings.search_enabled
     };
     let events = post_ask(&client, &server, "/search off").await.unwrap();
@@ -589,14 +575,7 @@ async fn a_second_question_while_answering_is_a_409_that_says_why() {
     );
     let text = second.text().await.unwrap();
     assert!(text.contains(Lang::ZhCn.texts().busy), "{text}");
-    let stopped: bool = client
-        .post(server.url("/api/stop"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let stopped: bool = server.call(&client, "/api/stop", &[]).await;
     assert!(stopped);
 }
 

@@ -462,15 +462,9 @@ async fn accounts_sign_in_and_see_only_their_own_conversations() {
     // Bob sees none of it and can touch none of it.
     let (bob, _) = sign_in(&server, "bob", "bob password").await;
     assert!(history_of(&bob, &server).await.conversations.is_empty());
-    let opened: Option<serde_json::Value> = bob
-        .post(server.url("/api/open_conversation"))
-        .form(&[("id", id.as_str())])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let opened: Option<serde_json::Value> = server
+        .call(&bob, "/api/open_conversation", &[("id", id.as_str())])
+        .await;
     assert!(opened.is_none(), "{opened:?}");
     bob.post(server.url("/api/delete_conversation"))
         .form(&[("id", id.as_str()), ("deleted", "true")])

@@ -210,14 +210,7 @@ async fn an_uploaded_file_is_searched_cited_by_page_and_kept_to_its_owner() {
         "built again with the new file"
     );
     // A file can be taken out again: listed with its id, removed by it, searched no more.
-    let listed: serde_json::Value = me
-        .post(server.url("/api/files/list"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed: serde_json::Value = server.call(&me, "/api/files/list", &[]).await;
     assert_eq!(listed["files"], serde_json::json!(["notes.pdf", "more.md"]));
     let more = listed["items"][1]["id"].as_str().unwrap().to_string();
     assert_eq!(listed["items"][1]["name"], "more.md");

@@ -68,6 +68,8 @@ pub fn start() -> LlamaProcess {
         .args(["--host", "127.0.0.1", "--port", &port.to_string()])
         .args(["-c", &CONTEXT.to_string(), "-np", "2", "-t", "2"])
         .args(["--jinja", "--no-webui"])
+        // Greedy, with a fixed seed: a failure repeats on the next run, so it can be read.
+        .args(["--temp", "0", "--seed", "42"])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&log).unwrap())

@@ -75,14 +75,7 @@ async fn page_is_server_rendered_with_the_ui_contract() {
 }
 
 async fn update(client: &reqwest::Client, server: &TestServer, form: &[(&str, &str)]) -> Settings {
-    let response = client
-        .post(server.url("/api/update_settings"))
-        .form(form)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    response.json().await.unwrap()
+    server.call(client, "/api/update_settings", form).await
 }
 
 async fn fetch(client: &reqwest::Client, server: &TestServer) -> Settings {

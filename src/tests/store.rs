@@ -685,15 +685,13 @@ async fn history_pages_share_and_export_work_over_plain_http() {
     );
 
     // Share: a read-only page for anyone with the link, until revoked.
-    let token: Option<String> = me
-        .post(server.url("/api/share_conversation"))
-        .form(&[("id", first.as_str()), ("on", "true")])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let token: Option<String> = server
+        .call(
+            &me,
+            "/api/share_conversation",
+            &[("id", first.as_str()), ("on", "true")],
+        )
+        .await;
     let token = token.expect("a share token");
     assert_eq!(token.len(), 32);
     let response = stranger
@@ -723,15 +721,13 @@ async fn history_pages_share_and_export_work_over_plain_http() {
     assert!(!shared.contains("JSON output?"), "revoked");
 
     // Rename, delete and undo.
-    let renamed: bool = me
-        .post(server.url("/api/rename_conversation"))
-        .form(&[("id", first.as_str()), ("title", "JSON in SearXNG")])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let renamed: bool = server
+        .call(
+            &me,
+            "/api/rename_conversation",
+            &[("id", first.as_str()), ("title", "JSON in SearXNG")],
+        )
+        .await;
     assert!(renamed);
     let empty = me
         .post(server.url("/api/rename_conversation"))

@@ -5,7 +5,9 @@
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use futures_util::StreamExt;
 
@@ -179,7 +181,7 @@ pub async fn stream_reply(
     let deadline = request.deadline.unwrap_or(NO_DEADLINE);
     let expired = tokio::time::sleep(deadline);
     tokio::pin!(expired);
-    let mut ticker = tokio::time::interval_at((started + TICK).into(), TICK);
+    let mut ticker = tokio::time::interval_at(started + TICK, TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut repetition = RepetitionGuard::default();
     let mut thinking_repetition = RepetitionGuard::default();

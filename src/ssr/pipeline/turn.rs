@@ -17,7 +17,9 @@ mod writing;
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -320,7 +322,7 @@ impl Turn {
         work: impl Future<Output = T>,
     ) -> Result<T, Halted> {
         let first = started + TICK * (started.elapsed().as_secs() as u32 + 1);
-        let mut ticker = tokio::time::interval_at(first.into(), TICK);
+        let mut ticker = tokio::time::interval_at(first, TICK);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         tokio::pin!(work);
         loop {
