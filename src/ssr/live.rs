@@ -183,6 +183,7 @@ impl AnswerLog {
     ) {
         let browser = browser_key(session_id);
         let mut mirror = self.shared.mirror(&browser, &live.key, KEEP_EVENTS);
+        let mut mirroring = mirror.is_some();
         let mut renew = tokio::time::interval(crate::ssr::shared::RENEW);
         renew.tick().await;
         loop {
@@ -203,16 +204,16 @@ impl AnswerLog {
                     Err(_) => break,
                 }
             }
+            // Once mirroring failed the events stay here only, but the busy mark is still
+            // renewed (taken again after a restarted Redis), so no second answer starts.
             for event in batch {
-                if let Some(mirror) = &mut mirror {
+                if let Some(mirror) = mirror.as_mut().filter(|_| mirroring) {
                     mirror.add(live.next_index(), &event);
                 }
                 live.push(event);
             }
-            if let Some(kept) = &mut mirror {
-                if !kept.flush().await {
-                    mirror = None;
-                }
+            if let Some(kept) = mirror.as_mut().filter(|_| mirroring) {
+                mirroring = kept.flush().await;
             }
         }
         // Other instances hear the end first: once it is said, the browser is free
