@@ -1147,7 +1147,14 @@ impl Reader<'_> {
             Some(Some(raw.trim().to_string()).filter(|fast| !fast.is_empty()))
         });
         let more = self.endpoints();
-        let base_url = match (cited_url.or(openai_url), &api_key) {
+        // `CITED_LLM_BASE_URL`, when set (even to something invalid), wins over
+        // `OPENAI_BASE_URL`, which is read only when it is not.
+        let chosen = if self.raw("CITED_LLM_BASE_URL").is_some() {
+            cited_url
+        } else {
+            openai_url
+        };
+        let base_url = match (chosen, &api_key) {
             (Some(url), _) => url,
             (None, Some(_)) => Url::parse(DEFAULT_OPENAI_BASE_URL).expect("literal URL is valid"),
             (None, None) => return None,
@@ -1554,6 +1561,19 @@ mod tests {
         assert_eq!(llm.base_url.as_str(), "http://localhost:11434/v1");
         assert_eq!(llm.api_key, None);
         assert_eq!(llm.model, "qwen2.5:7b");
+    }
+
+    #[test]
+    fn a_bad_llm_url_is_not_replaced_by_openai_base_url() {
+        let (config, warnings) = load(&[
+            ("CITED_LLM_BASE_URL", "not a url"),
+            ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+        ]);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert_eq!(
+            config.llm, None,
+            "no key, and the URL that was set is unusable"
+        );
     }
 
     #[test]

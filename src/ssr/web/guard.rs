@@ -162,7 +162,7 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
             .extensions_mut()
             .insert(crate::ssr::request::ClientAddress(address));
     }
-    if !route.sessionless() {
+    if !route.unlimited() {
         if let Some(address) = address {
             let key = crate::ssr::limits::address_key(address);
             let rate = match route.kind {

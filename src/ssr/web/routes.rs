@@ -27,6 +27,8 @@ pub enum Kind {
     KeyApi,
     /// The API's description: public.
     Description,
+    /// The browser's icon requests: no session, no sign-in, but the request rate.
+    Icon,
 }
 
 /// A path's properties.
@@ -45,12 +47,17 @@ impl Route {
     pub fn public(self) -> bool {
         matches!(
             self.kind,
-            Kind::Probe | Kind::Asset | Kind::SignIn | Kind::Share | Kind::Description
+            Kind::Probe | Kind::Asset | Kind::Icon | Kind::SignIn | Kind::Share | Kind::Description
         )
     }
 
     /// Needs no session at all (the session layer lets it through untouched).
     pub fn sessionless(self) -> bool {
+        matches!(self.kind, Kind::Probe | Kind::Asset | Kind::Icon)
+    }
+
+    /// Never rate-limited (probes and the sealed assets).
+    pub fn unlimited(self) -> bool {
         matches!(self.kind, Kind::Probe | Kind::Asset)
     }
 
@@ -95,7 +102,7 @@ static ROUTES: &[(Match, Route)] = &[
     (Match::Exact("/readyz"), route(Kind::Probe)),
     (Match::Exact("/metrics"), route(Kind::Probe)),
     (Match::Prefix("/pkg/"), route(Kind::Asset)),
-    (Match::Prefix("/favicon"), route(Kind::Asset)),
+    (Match::Prefix("/favicon"), route(Kind::Icon)),
     (Match::Prefix("/s/"), route(Kind::Share)),
     (Match::Exact("/api/shared"), route(Kind::Share)),
     // A page of a shared conversation's earlier questions, by its token (or the owner's id).
@@ -141,6 +148,9 @@ mod tests {
     fn paths_take_their_declared_properties() {
         assert!(of("/healthz").probe() && of("/healthz").public());
         assert!(of("/pkg/cited.wasm").sessionless() && !of("/pkg/cited.wasm").probe());
+        // Icons are public but count against the request rate, whatever comes after the name.
+        assert!(of("/favicon-x").public() && !of("/favicon-x").unlimited());
+        assert!(of("/pkg/cited.wasm").unlimited() && of("/healthz").unlimited());
         assert_eq!(of("/s/abc").kind, Kind::Share);
         assert_eq!(of("/api/earlier").kind, Kind::Share);
         assert!(of("/api/files").upload && of("/api/files").changes_browser);
