@@ -252,21 +252,7 @@ fn main() -> ExitCode {
         return cited::ssr::files::child::child_main(name, *memory_mb, *secs, *max_bytes);
     }
     let (config, warnings) = Config::from_env();
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::new(&config.log))
-        .with_writer(std::io::stderr);
-    if config.log_json {
-        // One JSON object per line, with the request span's fields (its id among them).
-        logs.json()
-            .with_current_span(true)
-            .with_span_list(false)
-            .init();
-    } else {
-        logs.init();
-    }
-    for warning in &warnings {
-        tracing::warn!("{warning}");
-    }
+    start_logging(&config, &warnings);
     cited::ssr::net::install_crypto_provider();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
@@ -275,7 +261,31 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match cli.command.unwrap_or(Command::Serve) {
+    run(cli.command.unwrap_or(Command::Serve), config, &runtime)
+}
+
+/// Logs to stderr at `CITED_LOG`'s level, as text or one JSON object per line (with the
+/// request span's fields, its id among them); the configuration's warnings first.
+fn start_logging(config: &Config, warnings: &[cited::ssr::config::ConfigWarning]) {
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::new(&config.log))
+        .with_writer(std::io::stderr);
+    if config.log_json {
+        logs.json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .init();
+    } else {
+        logs.init();
+    }
+    for warning in warnings {
+        tracing::warn!("{warning}");
+    }
+}
+
+/// Runs the command: the command table.
+fn run(command: Command, config: Config, runtime: &tokio::runtime::Runtime) -> ExitCode {
+    match command {
         Command::Serve => runtime.block_on(cli::serve(config)),
         Command::Doctor => runtime.block_on(cli::doctor(config)),
         Command::Config { markdown } => cli::config(&config, markdown),

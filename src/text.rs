@@ -64,6 +64,18 @@ pub fn search_terms(text: &str) -> Vec<String> {
     out
 }
 
+/// `code` between fences longer than any run of backticks it holds.
+pub fn fenced(code: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in code.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest.max(2) + 1);
+    format!("{fence}\n{code}\n{fence}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

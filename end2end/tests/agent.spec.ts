@@ -17,6 +17,9 @@ test('Agent mode searches by itself, shows its trace and the grouped list', asyn
   const list = answer.getByRole('region', { name: '引用文章列表' });
   await expect(list).toContainText('第 1 次搜索 (查询: Tokio runtime)');
   await expect(list.getByRole('listitem')).toHaveCount(1);
+  // Seed 002's 📚 heads the list, drawn inline (no emoji font needed), the name unchanged.
+  await expect(list.locator('summary svg.books')).toBeVisible();
+  await expect(list.locator('summary')).not.toContainText('📚');
   await expect(answer.getByRole('link', { name: /^引用 1/ })).toHaveAttribute('href', 'https://docs.example.org/tokio/tutorial/');
 });
 

@@ -119,7 +119,7 @@ test('an answer still being written shows under its own conversation only', asyn
   await expect(page.getByRole('button', { name: '发送' })).toBeVisible();
 });
 
-test('a share link opens read-only in a fresh browser, and export downloads Markdown', async ({ page, browser }) => {
+test('a share link opens read-only in a fresh browser, and export downloads Markdown', async ({ page, browser, baseURL }) => {
   await openHydrated(page);
   await askAndWait(page, 'Tokio 是什么运行时？');
   await page.reload();
@@ -136,6 +136,13 @@ test('a share link opens read-only in a fresh browser, and export downloads Mark
   await expect(shared.getByRole('link', { name: /^引用 1/ })).toHaveAttribute('href', 'https://docs.example.org/tokio/tutorial/');
   await expect(shared.getByRole('region', { name: '参考文献' })).toBeVisible();
   await expect(shared.getByRole('textbox', { name: '提问' })).toHaveCount(0);
+  // The share page's copy keeps each citation as a link to its source (seed 003).
+  await stranger.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseURL });
+  await expect(shared.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+  await shared.locator('.answer').first().getByRole('button', { name: '复制' }).click();
+  await expect(shared.getByRole('button', { name: '已复制' })).toBeVisible();
+  const copied = await shared.evaluate(() => navigator.clipboard.readText());
+  expect(copied).toContain('[[1]](https://docs.example.org/tokio/tutorial/)');
   await stranger.close();
 
   const download = page.waitForEvent('download');
@@ -148,7 +155,7 @@ test('a share link opens read-only in a fresh browser, and export downloads Mark
   const markdown = Buffer.concat(chunks).toString('utf8');
   expect(markdown).toContain('# Tokio 是什么运行时？');
   expect(markdown).toContain('参考文献');
-  expect(markdown).toContain('https://docs.example.org/tokio/tutorial/');
+  expect(markdown).toContain('[[1]](https://docs.example.org/tokio/tutorial/)');
 
   // Its citations for a reference manager: BibTeX, RIS, CSL-JSON.
   const actions = page.locator('.conversation-actions');

@@ -371,7 +371,22 @@ fn apply(
     event: AnswerEvent,
     t: &'static Texts,
 ) {
-    match &event {
+    to_page(chat, settings, history, &event, t);
+    if let Some(live) = exchange {
+        to_exchange(live, event);
+    }
+}
+
+/// What an event changes outside the exchange: the status line, the search switch, the
+/// history.
+fn to_page(
+    chat: Chat,
+    settings: RwSignal<Settings>,
+    history: Option<LiveHistory>,
+    event: &AnswerEvent,
+    t: &'static Texts,
+) {
+    match event {
         AnswerEvent::Status { status } => {
             chat.progress
                 .set(status.as_ref().is_some_and(Status::is_progress));
@@ -424,9 +439,10 @@ fn apply(
         }
         _ => {}
     }
-    let Some(live) = exchange else {
-        return;
-    };
+}
+
+/// What an event changes in the exchange being written, each part its own signal.
+fn to_exchange(live: LiveExchange, event: AnswerEvent) {
     match event {
         AnswerEvent::Started {
             id,

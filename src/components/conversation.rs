@@ -594,7 +594,10 @@ fn References(
     view! {
         <section class="references" aria-label=heading>
             <details open>
-                <summary>{heading}" ("{move || entries.with(Vec::len)}")"</summary>
+                <summary>
+                    {agent.then(|| view! { <crate::components::icons::BooksIcon/> })}
+                    {heading}" ("{move || entries.with(Vec::len)}")"
+                </summary>
                 {body}
                 {exports}
             </details>

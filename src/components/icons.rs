@@ -37,3 +37,17 @@ pub fn MenuIcon() -> impl IntoView {
         </svg>
     }
 }
+
+/// Books on a shelf: the heading of an Agent answer's cited articles (seed 002's 📚, drawn
+/// so it shows without an emoji font).
+#[component]
+pub fn BooksIcon() -> impl IntoView {
+    view! {
+        <svg class="icon books" viewBox="0 0 24 24" width="16" height="16" aria-hidden="true" focusable="false"
+            fill="none" stroke="currentColor" stroke-width="1.8" stroke-linejoin="round">
+            <rect x="3.5" y="4" width="4" height="16" rx="0.8"/>
+            <rect x="8.5" y="6" width="4" height="14" rx="0.8"/>
+            <path d="M14 7.2 17.6 6l3 13.3-3.6 1.2z"/>
+        </svg>
+    }
+}

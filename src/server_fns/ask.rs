@@ -12,8 +12,7 @@ pub async fn ask(
     question: String,
     force_search: Option<bool>,
 ) -> Result<ByteStream<AppError>, AppError> {
-    use crate::model::AnswerEvent;
-    use crate::ssr::answer::{self, Asker, Delivery, Question, Refusal};
+    use crate::ssr::answer::{self, Asker, Delivery, Question};
     use crate::ssr::pipeline::TurnInput;
     use crate::ssr::request::reject;
 
@@ -24,61 +23,11 @@ pub async fn ask(
     let question = Question::parse(&question, state.config.max_question_chars)
         .map_err(|error| reject(AppError::BadInput(error.message(t))))?
         .into_string();
-    let one_event = |event: AnswerEvent| {
-        ByteStream::new(futures_util::stream::once(async move {
-            Ok::<_, AppError>(event.to_line())
-        }))
-    };
     if let Some(command) = question.strip_prefix('/') {
-        let mut words = command.split_whitespace();
-        let command = words.next().unwrap_or("");
-        if command == "search" {
-            // Seed 003: the search switch by command as well as in the UI.
-            let enabled = match words.next().map(str::to_ascii_lowercase).as_deref() {
-                Some("on") => true,
-                Some("off") => false,
-                _ => {
-                    let text = t.search_command_usage.to_string();
-                    return Ok(one_event(AnswerEvent::Command {
-                        text,
-                        reset: false,
-                        search: None,
-                    }));
-                }
-            };
-            session.update_settings(|settings| settings.search_enabled = enabled);
-            crate::ssr::request::remember(&state, &session).await;
-            tracing::info!(session = ?session.id, search = enabled, "search switched by command");
-            let text = if enabled {
-                t.search_command_on
-            } else {
-                t.search_command_off
-            };
-            return Ok(one_event(AnswerEvent::Command {
-                text: text.to_string(),
-                reset: false,
-                search: Some(enabled),
-            }));
-        }
-        if command == "reset" {
-            crate::ssr::request::stop_answer(&state, &session).await;
-            session.reset();
-            crate::ssr::request::remember(&state, &session).await;
-            tracing::info!(session = ?session.id, "session reset");
-            return Ok(one_event(AnswerEvent::Command {
-                text: t.reset_done.to_string(),
-                reset: true,
-                search: None,
-            }));
-        }
-        let text = t
-            .unknown_command
-            .replace("{command}", &format!("/{command}"));
-        return Ok(one_event(AnswerEvent::Command {
-            text,
-            reset: false,
-            search: None,
-        }));
+        let event = command_reply(&state, &session, command, t).await;
+        return Ok(ByteStream::new(futures_util::stream::once(async move {
+            Ok::<_, AppError>(event.to_line())
+        })));
     }
     let settings = session.settings();
     let input = TurnInput {
@@ -110,7 +59,76 @@ pub async fn ask(
         Delivery::Logged { browser },
     )
     .await
-    .map_err(|refusal| match refusal {
+    .map_err(|refusal| refused(refusal, t))?;
+    use futures_util::StreamExt;
+    let open = crate::ssr::metrics::OpenStream::new();
+    // Each event on its line, with the patches that render the answer for the browser,
+    // gzipped when the browser takes it.
+    let lines = crate::ssr::framing::lines(running.events);
+    let body = crate::ssr::framing::body(lines, crate::ssr::request::gzip_stream());
+    Ok(ByteStream::new(body.map(move |chunk| {
+        let _open = &open;
+        Ok::<_, AppError>(chunk)
+    })))
+}
+
+/// The answer to a `/command` (seed 002's `/reset`, seed 003's `/search on|off`, and what
+/// any other is told), given without a model.
+#[cfg(feature = "ssr")]
+async fn command_reply(
+    state: &crate::ssr::state::AppState,
+    session: &crate::ssr::session::Session,
+    command: &str,
+    t: &crate::i18n::Texts,
+) -> crate::model::AnswerEvent {
+    use crate::model::AnswerEvent;
+    let mut words = command.split_whitespace();
+    let command = words.next().unwrap_or("");
+    let reply = |text: String, reset: bool, search: Option<bool>| AnswerEvent::Command {
+        text,
+        reset,
+        search,
+    };
+    match command {
+        // Seed 003: the search switch by command as well as in the UI.
+        "search" => {
+            let enabled = match words.next().map(str::to_ascii_lowercase).as_deref() {
+                Some("on") => true,
+                Some("off") => false,
+                _ => return reply(t.search_command_usage.to_string(), false, None),
+            };
+            session.update_settings(|settings| settings.search_enabled = enabled);
+            crate::ssr::request::remember(state, session).await;
+            tracing::info!(session = ?session.id, search = enabled, "search switched by command");
+            let text = if enabled {
+                t.search_command_on
+            } else {
+                t.search_command_off
+            };
+            reply(text.to_string(), false, Some(enabled))
+        }
+        "reset" => {
+            crate::ssr::request::stop_answer(state, session).await;
+            session.reset();
+            crate::ssr::request::remember(state, session).await;
+            tracing::info!(session = ?session.id, "session reset");
+            reply(t.reset_done.to_string(), true, None)
+        }
+        _ => reply(
+            t.unknown_command
+                .replace("{command}", &format!("/{command}")),
+            false,
+            None,
+        ),
+    }
+}
+
+/// Why an answer was not started, as the browser is told (a `Retry-After` with a rate).
+#[cfg(feature = "ssr")]
+fn refused(refusal: crate::ssr::answer::Refusal, t: &crate::i18n::Texts) -> AppError {
+    use crate::ssr::answer::Refusal;
+    use crate::ssr::request::reject;
+    match refusal {
         Refusal::TooFast(wait) => {
             let secs = wait.as_secs().max(1);
             if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
@@ -127,15 +145,5 @@ pub async fn ask(
         Refusal::ConversationFull { max } => reject(AppError::BadInput(
             t.conversation_full.replace("{max}", &max.to_string()),
         )),
-    })?;
-    use futures_util::StreamExt;
-    let open = crate::ssr::metrics::OpenStream::new();
-    // Each event on its line, with the patches that render the answer for the browser,
-    // gzipped when the browser takes it.
-    let lines = crate::ssr::framing::lines(running.events);
-    let body = crate::ssr::framing::body(lines, crate::ssr::request::gzip_stream());
-    Ok(ByteStream::new(body.map(move |chunk| {
-        let _open = &open;
-        Ok::<_, AppError>(chunk)
-    })))
+    }
 }

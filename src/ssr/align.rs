@@ -256,22 +256,30 @@ fn same_word(a: &str, b: &str) -> bool {
         || (short.len() >= 6 && short.as_bytes()[..6] == long.as_bytes()[..6])
 }
 
-/// Whether a negation in `words` bears on a word `other` shares: one of the next few words
-/// after it, or, for `不支持`, the word it holds. A "not" elsewhere in a passage says nothing
-/// of the claim.
-fn negated(words: &[&Word], other: &[&Word]) -> bool {
+/// How many negations (told apart by their words) in `words` bear on a word `other`
+/// shares: one of the next few words after it, or, for `不支持`, the word it holds. A "not"
+/// elsewhere in a passage says nothing of the claim; "different" on both sides and "cannot"
+/// on one still differ.
+fn negated(words: &[&Word], other: &[&Word]) -> usize {
     let shared = |i: usize| other.iter().any(|o| words[i].meets(o));
-    words.iter().enumerate().any(|(i, w)| {
-        let listed = NEGATIONS.contains(&w.text.as_str());
-        let held = w
-            .text
-            .strip_prefix(NEGATING_PREFIXES)
-            .filter(|rest| !listed && !rest.is_empty())
-            .filter(|_| !NOT_NEGATIONS.contains(&w.text.as_str()));
-        let bears_on_next = (i + 1..words.len().min(i + 1 + NEGATION_REACH)).any(shared);
-        (listed && bears_on_next)
-            || held.is_some_and(|rest| bears_on_next || other.iter().any(|o| o.text == rest))
-    })
+    let negations: HashSet<&str> = words
+        .iter()
+        .enumerate()
+        .filter(|(i, w)| {
+            let i = *i;
+            let listed = NEGATIONS.contains(&w.text.as_str());
+            let held = w
+                .text
+                .strip_prefix(NEGATING_PREFIXES)
+                .filter(|rest| !listed && !rest.is_empty())
+                .filter(|_| !NOT_NEGATIONS.contains(&w.text.as_str()));
+            let bears_on_next = (i + 1..words.len().min(i + 1 + NEGATION_REACH)).any(shared);
+            (listed && bears_on_next)
+                || held.is_some_and(|rest| bears_on_next || other.iter().any(|o| o.text == rest))
+        })
+        .map(|(_, w)| w.text.as_str())
+        .collect();
+    negations.len()
 }
 
 /// Names in Latin script: capitalised words, or any Latin word inside Chinese text.
@@ -371,6 +379,240 @@ fn roles_swapped(
     })
 }
 
+/// What a number or a name of a claim is bound to: a number (its digits, whether it
+/// reads as a year, and the word after it: its unit, mostly) or a name.
+enum Anchor<'a> {
+    Number(String, bool, Option<&'a Word>),
+    Name(&'a Word),
+}
+
+impl<'w> Anchor<'w> {
+    /// The anchors of `words`, `None` for the other words.
+    fn all(words: &[&'w Word], names: &[&Word]) -> Vec<Option<Anchor<'w>>> {
+        words
+            .iter()
+            .map(|word| {
+                // The longest word right after it (a space at most between): its unit.
+                let next = words
+                    .iter()
+                    .filter(|n| (word.end..=word.end + 1).contains(&n.start))
+                    .max_by_key(|n| n.end);
+                Anchor::of(word, next.copied(), names)
+            })
+            .collect()
+    }
+
+    fn of(word: &'w Word, next: Option<&'w Word>, names: &[&Word]) -> Option<Anchor<'w>> {
+        let digits: String = word.text.chars().filter(|c| *c != ',').collect();
+        if !digits.is_empty()
+            && digits.chars().any(|c| c.is_ascii_digit())
+            && digits.chars().all(|c| c.is_ascii_digit() || c == '.')
+        {
+            let unit = next.filter(|n| Anchor::of(n, None, &[]).is_none());
+            let year = digits.len() == 4
+                && matches!(digits.parse::<u32>(), Ok(1000..=2100))
+                && unit.is_none_or(|u| u.text == "年");
+            return Some(Anchor::Number(digits, year, unit));
+        }
+        let unknown_han = word.han() && word.glosses.is_empty() && word.text.chars().count() >= 2;
+        (unknown_han || names.iter().any(|n| std::ptr::eq(*n, word))).then_some(Anchor::Name(word))
+    }
+
+    /// The same number, or the same name.
+    fn same(&self, other: &Anchor) -> bool {
+        match (self, other) {
+            (Anchor::Number(a, ..), Anchor::Number(b, ..)) => a == b,
+            (Anchor::Name(a), Anchor::Name(b)) => a.meets(b),
+            _ => false,
+        }
+    }
+
+    /// A number for a number of the same sort (a year for a year, minutes for minutes), a
+    /// name for a name.
+    fn comparable(&self, other: &Anchor) -> bool {
+        match (self, other) {
+            (Anchor::Number(_, true, _), Anchor::Number(_, true, _)) => true,
+            (Anchor::Number(_, false, a), Anchor::Number(_, false, b)) => match (a, b) {
+                (Some(a), Some(b)) => a.meets(b),
+                (None, None) => true,
+                _ => false,
+            },
+            (Anchor::Name(_), Anchor::Name(_)) => true,
+            _ => false,
+        }
+    }
+}
+
+/// The words a text binds to its anchor at `at`: for a number, those of its clause since
+/// the clause's previous number (or, when none come before it, those after it up to the
+/// next: "2008 年开工"); for a name, the rest of its clause, other anchors left out.
+fn bound<'a>(
+    words: &[&'a Word],
+    clause_ids: &[usize],
+    anchors: &[Option<Anchor>],
+    at: usize,
+) -> Vec<&'a Word> {
+    let clause = |j: usize| clause_ids[j] == clause_ids[at];
+    let plain = |j: &usize| anchors[*j].is_none();
+    if matches!(anchors[at], Some(Anchor::Name(_))) {
+        return (0..words.len())
+            .filter(|j| clause(*j) && plain(j))
+            .map(|j| words[j])
+            .collect();
+    }
+    // A number's words include the names beside it ("圈养" the dictionary does not know).
+    let number = |j: usize| matches!(anchors[j], Some(Anchor::Number(..)));
+    let before: Vec<&Word> = (0..at)
+        .rev()
+        .take_while(|j| clause(*j) && !number(*j))
+        .map(|j| words[j])
+        .collect();
+    if !before.is_empty() {
+        return before;
+    }
+    (at + 1..words.len())
+        .take_while(|j| clause(*j) && !number(*j))
+        .map(|j| words[j])
+        .collect()
+}
+
+/// Whether a number or a name of the sentence stands in the passage where the sentence's
+/// words around it are not, and those words are bound there to another number or name
+/// the sentence does not state: "the tunnel opened in 1988" against "construction began in
+/// 1988 and the tunnel opened in 1994"; "圈养大熊猫的数量为 1864 只" against "野生大熊猫数量为
+/// 1864 只，圈养数量为 375 只". Bound words count by their weight in the source.
+fn anchors_moved(
+    (sentence, claim, claim_names): (&str, &[&Word], &[&Word]),
+    (source, window, window_names): (&str, &[&Word], &[&Word]),
+    weight: &dyn Fn(&Word) -> f64,
+) -> bool {
+    let claim_anchors = Anchor::all(claim, claim_names);
+    let window_anchors = Anchor::all(window, window_names);
+    let claim_clauses = clauses(sentence, claim);
+    let window_clauses = clauses(source, window);
+    let stated = |anchor: &Anchor| claim_anchors.iter().flatten().any(|a| a.same(anchor));
+    claim_anchors.iter().enumerate().any(|(i, anchor)| {
+        let Some(anchor) = anchor else {
+            return false;
+        };
+        let said = bound(claim, &claim_clauses, &claim_anchors, i);
+        let score = |j: usize| -> f64 {
+            let there = bound(window, &window_clauses, &window_anchors, j);
+            // Chinese words meet Chinese words as written: through shared glosses, 黄河
+            // ("Yellow River") would meet 长江 ("Yangtze River").
+            said.iter()
+                .filter(|w| {
+                    there.iter().any(|t| {
+                        if w.han() && t.han() {
+                            w.text == t.text
+                        } else {
+                            w.meets(t)
+                        }
+                    })
+                })
+                .map(|w| weight(w))
+                .sum()
+        };
+        let best = |keep: &dyn Fn(&Anchor) -> bool| {
+            window_anchors
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| a.as_ref().is_some_and(keep))
+                .map(|(j, _)| score(j))
+                .fold(None, |top: Option<f64>, s| {
+                    Some(top.map_or(s, |t| t.max(s)))
+                })
+        };
+        let here = best(&|a| anchor.same(a));
+        let elsewhere = best(&|a| anchor.comparable(a) && !stated(a));
+        matches!((here, elsewhere), (Some(here), Some(elsewhere)) if elsewhere > here + 1e-9)
+    })
+}
+
+/// Where a text's comparison turns: before its comparison word `cue`, at the last `比`,
+/// `为`, `是` or `于` of its clause ("黄河的径流量约为长江的 17 倍"), else at the word itself
+/// ("black tea has twice the caffeine of green tea"). A byte offset.
+fn pivot(text: &str, cue: &Word) -> Option<usize> {
+    let clause_start = text
+        .get(..cue.start)?
+        .char_indices()
+        .rev()
+        .find(|(_, c)| ",;:，；：。.!?！？".contains(*c))
+        .map_or(0, |(at, c)| at + c.len_utf8());
+    let head = text.get(clause_start..cue.start)?;
+    Some(
+        head.rfind(['比', '为', '是', '于'])
+            .map_or(cue.start, |at| clause_start + at),
+    )
+}
+
+/// Whether the sentence puts on each side of its comparison (or of the word joining its
+/// clauses) what the passage puts on the other, in the passage's sentence that makes the
+/// same comparison ("green tea leaves are fully oxidised, while black tea leaves are
+/// heated" against the reverse): "green tea has twice
+/// the caffeine of black tea" against "black tea contains … about twice as much as green
+/// tea"; "黄河的年径流量约为长江的 17 倍" against "长江的年径流量约为黄河的 17 倍". Only words
+/// each uses once count, so a word repeated on both sides places nothing.
+fn sides_swapped((sentence, claim): (&str, &[&Word]), (source, window): (&str, &[&Word])) -> bool {
+    // A word joining two clauses ("while", "而"), else a comparison word: what stands on
+    // its one side is said of one thing, on the other of another.
+    let joins = |w: &&&Word| CLAUSE_WORDS.contains(&w.text.as_str());
+    let Some(cue) = claim
+        .iter()
+        .find(joins)
+        .or_else(|| claim.iter().find(|w| compare::polarity(&w.text) != 0))
+    else {
+        return false;
+    };
+
+    let Some(there) = window.iter().find(|w| w.text == cue.text) else {
+        return false;
+    };
+    let Some(&(from, to)) = sentences(source)
+        .iter()
+        .find(|(from, to)| (*from..*to).contains(&there.start))
+    else {
+        return false;
+    };
+    let stating: Vec<&Word> = window
+        .iter()
+        .copied()
+        .filter(|w| (from..to).contains(&w.start))
+        .collect();
+    let (said, stated) = if CLAUSE_WORDS.contains(&cue.text.as_str()) {
+        (cue.start, there.start)
+    } else {
+        let (Some(said), Some(stated)) = (pivot(sentence, cue), pivot(source, there)) else {
+            return false;
+        };
+        (said, stated)
+    };
+    let same = |a: &Word, b: &Word| {
+        if a.han() && b.han() {
+            a.text == b.text
+        } else {
+            a.meets(b)
+        }
+    };
+    let once = |words: &[&Word], w: &Word| words.iter().filter(|o| same(o, w)).count() == 1;
+    let mut forth = false;
+    let mut back = false;
+    for word in claim {
+        if compare::polarity(&word.text) != 0 || !once(claim, word) || !once(&stating, word) {
+            continue;
+        }
+        let Some(placed) = stating.iter().find(|o| same(o, word)) else {
+            continue;
+        };
+        match (word.start < said, placed.start < stated) {
+            (true, false) => forth = true,
+            (false, true) => back = true,
+            _ => {}
+        }
+    }
+    forth && back
+}
+
 /// How many of the sentence's numbers the passage contradicts: it lacks them and states
 /// another number of the same kind instead. Across languages only years and percentages
 /// are compared (units are written differently).
@@ -427,6 +669,65 @@ fn sentences(text: &str) -> Vec<(usize, usize)> {
         .collect()
 }
 
+/// The byte ranges (from `start`) of the window's words that the claim holds, numbers
+/// of the claim among them; overlapping pieces of compounds (search mode) merged into the
+/// outermost range.
+fn matched_ranges(
+    window: &[&Word],
+    claim: &[Word],
+    claimed: &HashSet<String>,
+    start: usize,
+) -> Vec<(u32, u32)> {
+    let numeric = |w: &Word| {
+        w.text
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '%'))
+    };
+    let mut matched: Vec<(u32, u32)> = window
+        .iter()
+        .filter(|w| {
+            claim.iter().any(|term| term.meets(w))
+                || numeric(w) && numbers(&w.text).iter().any(|n| claimed.contains(n))
+        })
+        .map(|w| ((w.start - start) as u32, (w.end - start) as u32))
+        .collect();
+    matched.sort_unstable();
+    let mut merged: Vec<(u32, u32)> = Vec::new();
+    for (from, to) in matched {
+        match merged.last_mut() {
+            Some(last) if from <= last.1 => last.1 = last.1.max(to),
+            _ => merged.push((from, to)),
+        }
+    }
+    merged
+}
+
+/// The sentences of the source (`first..=last`, one or two neighbours) that match the
+/// claim's words best, by BM25 with the given word weights.
+fn best_window(claim: &[Word], weights: &[f64], per_sentence: &[Vec<Word>]) -> (usize, usize) {
+    let n = per_sentence.len() as f64;
+    let average = per_sentence.iter().map(Vec::len).sum::<usize>() as f64 / n;
+    let mut best: Option<(f64, usize, usize)> = None;
+    for first in 0..per_sentence.len() {
+        for last in first..(first + 2).min(per_sentence.len()) {
+            let window: Vec<&Word> = per_sentence[first..=last].iter().flatten().collect();
+            let length = window.len() as f64;
+            let score: f64 = claim
+                .iter()
+                .zip(weights)
+                .map(|(term, weight)| {
+                    let tf = window.iter().filter(|w| term.meets(w)).count() as f64;
+                    weight * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * length / average.max(1.0)))
+                })
+                .sum();
+            if best.is_none_or(|(top, _, _)| score > top) {
+                best = Some((score, first, last));
+            }
+        }
+    }
+    best.map_or((0, 0), |(_, first, last)| (first, last))
+}
+
 /// Finds the passage of `source` that best supports `sentence`.
 pub fn align(sentence: &str, source: &str) -> Aligned {
     // Numbers are compared apart: a wrong number does not make the passage about
@@ -473,27 +774,7 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
             (1.0 + (n - seen + 0.5) / (seen + 0.5)).ln()
         })
         .collect();
-    let average = per_sentence.iter().map(Vec::len).sum::<usize>() as f64 / n;
-    // Candidates: each sentence, and each pair of neighbours, by BM25.
-    let mut best: Option<(f64, usize, usize)> = None;
-    for first in 0..per_sentence.len() {
-        for last in first..(first + 2).min(per_sentence.len()) {
-            let window: Vec<&Word> = per_sentence[first..=last].iter().flatten().collect();
-            let length = window.len() as f64;
-            let score: f64 = claim
-                .iter()
-                .zip(&weights)
-                .map(|(term, weight)| {
-                    let tf = window.iter().filter(|w| term.meets(w)).count() as f64;
-                    weight * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * length / average.max(1.0)))
-                })
-                .sum();
-            if best.is_none_or(|(top, _, _)| score > top) {
-                best = Some((score, first, last));
-            }
-        }
-    }
-    let (first, last) = best.map_or((0, 0), |(_, first, last)| (first, last));
+    let (first, last) = best_window(&claim, &weights, &per_sentence);
     let window: Vec<&Word> = per_sentence[first..=last].iter().flatten().collect();
     let everything: Vec<&Word> = per_sentence.iter().flatten().collect();
     let (start, end) = (spans[first].0, spans[last].1);
@@ -526,6 +807,21 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
     let names_swapped = roles_swapped(
         (sentence, &claim_refs, &claim_names),
         (source, &window, &window_names),
+    );
+    let sentence_words = words(sentence, 0);
+    let sentence_refs: Vec<&Word> = sentence_words.iter().collect();
+    let sentence_names = names(sentence, &sentence_refs);
+    let weight = |w: &Word| {
+        claim
+            .iter()
+            .zip(&weights)
+            .find(|(term, _)| term.text == w.text)
+            .map_or(1.0, |(_, weight)| *weight)
+    };
+    let anchor_moved = anchors_moved(
+        (sentence, &sentence_refs, &sentence_names),
+        (source, &window, &window_names),
+        &weight,
     );
     let features = Features {
         cross,
@@ -561,29 +857,15 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
             .filter(|name| !claim_refs.iter().any(|c| c.meets(name)))
             .count(),
         names_swapped,
+        anchor_moved,
+        sides_swapped: sides_swapped((sentence, &sentence_refs), (source, &window)),
     };
-    let mut matched: Vec<(u32, u32)> = window
-        .iter()
-        .filter(|w| {
-            claim.iter().any(|term| term.meets(w))
-                || numeric(w) && numbers(&w.text).iter().any(|n| claimed.contains(n))
-        })
-        .map(|w| ((w.start - start) as u32, (w.end - start) as u32))
-        .collect();
-    matched.sort_unstable();
-    // Search mode gives overlapping pieces of compounds: keep the outermost ranges.
-    let mut merged: Vec<(u32, u32)> = Vec::new();
-    for (from, to) in matched {
-        match merged.last_mut() {
-            Some(last) if from <= last.1 => last.1 = last.1.max(to),
-            _ => merged.push((from, to)),
-        }
-    }
+    let matched = matched_ranges(&window, &claim, &claimed, start);
     Aligned {
         support: level(&features),
         passage: passage.to_string(),
         offset: start,
-        matched: merged,
+        matched,
         features,
     }
 }
@@ -626,6 +908,11 @@ pub struct Features {
     /// standard … in Europe, while NACS … in North America". Every word is there; the roles
     /// are exchanged.
     pub names_swapped: bool,
+    /// A number or a name of the sentence is bound in the passage to other words, while
+    /// the sentence's words around it are bound to another number or name there.
+    pub anchor_moved: bool,
+    /// The sentence's comparison has on each side what the passage has on the other.
+    pub sides_swapped: bool,
 }
 
 /// The level the features give (the rule in the module's documentation).
@@ -647,6 +934,8 @@ pub fn level_with(f: &Features, t: &Thresholds) -> Support {
         && f.missing_numbers == 0
         && f.missing_names == 0
         && !f.names_swapped
+        && !f.anchor_moved
+        && !f.sides_swapped
         && (f.cross || f.missing_unknown == 0)
         && !f.negation_differs
     {
@@ -743,6 +1032,97 @@ mod tests {
         assert_ne!(right.support, Support::NotFound, "{right:?}");
         let wrong = align("罗布斯塔咖啡豆的咖啡因含量约为 4.5%。", source);
         assert_eq!(wrong.support, Support::NotFound, "{wrong:?}");
+    }
+
+    #[test]
+    fn a_number_or_name_bound_to_other_words_is_not_support() {
+        let tunnel = "The Channel Tunnel links Folkestone with Coquelles. Construction began in 1988 and the tunnel opened in 1994.";
+        let moved = align("The Channel Tunnel opened in 1988.", tunnel);
+        assert!(moved.features.anchor_moved, "{moved:?}");
+        assert_ne!(moved.support, Support::Supported);
+        let right = align(
+            "The Channel Tunnel opened in 1994, six years after construction began in 1988.",
+            tunnel,
+        );
+        assert!(!right.features.anchor_moved, "{right:?}");
+        let panda = "大熊猫是中国特有的物种，主要分布在四川、陕西和甘肃三省的山区。第四次全国大熊猫调查显示，野生大熊猫数量为 1864 只，圈养数量为 375 只。大熊猫的食物中 99% 是竹子。";
+        let moved = align("圈养大熊猫的数量为 1864 只。", panda);
+        assert!(moved.features.anchor_moved, "{moved:?}");
+        let right = align(
+            "野生大熊猫数量为 1864 只，主要分布在四川、陕西和甘肃。",
+            panda,
+        );
+        assert!(!right.features.anchor_moved, "{right:?}");
+        assert_eq!(right.support, Support::Supported);
+        let rivers = "长江全长约 6300 公里，是中国第一长河。黄河全长约 5464 公里，是中国第二长河。长江流域面积约 180 万平方公里，黄河流域面积约 75 万平方公里。";
+        let moved = align("黄河流域面积约 180 万平方公里。", rivers);
+        let ws: Vec<String> = words(&moved.passage, 0)
+            .into_iter()
+            .map(|w| format!("{}@{}-{}", w.text, w.start, w.end))
+            .collect();
+        assert!(moved.features.anchor_moved, "{moved:?} {ws:?}");
+        // A count next to a name is no year: "1864 只" against "375 只".
+        // Another unit is another quantity: minutes are not kilometres.
+        let station = "The station orbits Earth at an average altitude of about 400 kilometres, completing an orbit about every 90 minutes.";
+        let right = align("国际空间站约每 90 分钟绕地球一周。", station);
+        assert!(!right.features.anchor_moved, "{right:?}");
+        // A name where another name's words are.
+        let trains = "Eurostar passenger trains run through it from London to Paris and Brussels, while Le Shuttle carries cars and lorries between the two terminals.";
+        let moved = align(
+            "Le Shuttle passenger trains run through the tunnel from London to Paris.",
+            trains,
+        );
+        assert!(moved.features.anchor_moved, "{moved:?}");
+        let right = align(
+            "Le Shuttle carries cars and lorries between the terminals.",
+            trains,
+        );
+        assert!(!right.features.anchor_moved, "{right:?}");
+    }
+
+    #[test]
+    fn the_sides_of_a_comparison_swapped_are_not_support() {
+        let tea = "Black tea leaves are fully oxidised. A cup of black tea contains roughly 40 to 70 milligrams of caffeine, about twice as much as a cup of green tea, which has 20 to 45 milligrams.";
+        let wrong = align(
+            "A cup of green tea contains about twice as much caffeine as a cup of black tea.",
+            tea,
+        );
+        assert!(wrong.features.sides_swapped, "{wrong:?}");
+        assert_ne!(wrong.support, Support::Supported);
+        let right = align(
+            "A cup of black tea has roughly twice the caffeine of a cup of green tea.",
+            tea,
+        );
+        assert!(!right.features.sides_swapped, "{right:?}");
+        let rivers = "黄河以含沙量大著称，每年输入下游的泥沙多年平均约 16 亿吨；长江的年径流量约为黄河的 17 倍。";
+        let wrong = align("黄河的年径流量约为长江的 17 倍。", rivers);
+        assert!(wrong.features.sides_swapped, "{wrong:?}");
+        let right = align("长江的年径流量约为黄河的 17 倍。", rivers);
+        assert!(!right.features.sides_swapped, "{right:?}");
+        let leaves = "Black tea leaves are fully oxidised, while green tea leaves are heated soon after picking to stop oxidation.";
+        let wrong = align("Green tea leaves are fully oxidised, while black tea leaves are heated soon after picking.", leaves);
+        assert!(wrong.features.sides_swapped, "{wrong:?}");
+        let right = align(
+            "Black tea leaves are fully oxidised, while green tea leaves are heated after picking.",
+            leaves,
+        );
+        assert!(!right.features.sides_swapped, "{right:?}");
+    }
+
+    #[test]
+    fn a_negation_on_one_side_counts_beside_a_shared_one() {
+        let source = "Editions are opt-in: a crate chooses its edition in Cargo.toml, and crates of different editions can depend on each other.";
+        let wrong = align(
+            "Crates of different editions cannot depend on each other.",
+            source,
+        );
+        assert!(wrong.features.negation_differs, "{wrong:?}");
+        let right = align(
+            "Crates of different editions can depend on each other.",
+            source,
+        );
+        assert!(!right.features.negation_differs, "{right:?}");
+        assert_eq!(right.support, Support::Supported);
     }
 
     #[test]

@@ -32,59 +32,22 @@ pub async fn ask(
 ) -> ExitCode {
     let lang = Lang::of_text(question.trim());
     let t = lang.texts();
-    let question = match answer::Question::parse(&question, config.max_question_chars) {
-        Ok(question) => question.into_string(),
-        Err(error) => {
-            eprintln!("{}", error.message(t));
+    let (question, site) = match question_and_site(&question, &filters, &config, t) {
+        Ok(read) => read,
+        Err(message) => {
+            eprintln!("{message}");
             return ExitCode::from(2);
         }
     };
-    let site = match filters.site.as_deref().map(str::trim) {
-        None | Some("") => crate::text::site_in(&question),
-        Some(site) => match crate::text::valid_site(site) {
-            Some(site) => Some(site),
-            None => {
-                eprintln!("{}", t.bad_site.replace("{site}", site));
-                return ExitCode::from(2);
-            }
-        },
-    };
     let mut state = AppState::new(config);
     state.isolate_files();
-    let model = match filters.model.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(raw) => {
-            let id = if raw.contains('|') {
-                raw.to_string()
-            } else {
-                crate::ssr::llm::models::model_id(crate::ssr::config::MAIN_ENDPOINT, raw)
-            };
-            if state.models.chosen(&id).is_none() {
-                eprintln!("{}", t.unknown_model.replace("{model}", raw));
-                return ExitCode::from(2);
-            }
-            Some(id)
+    let (model, files) = match model_and_files(&state, &filters, lang).await {
+        Ok(read) => read,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::from(2);
         }
     };
-    let mut files = Vec::new();
-    for (n, path) in filters.files.iter().enumerate() {
-        match read_file(path, &state).await {
-            Ok(passages) => {
-                let name = crate::ssr::files::clean_name(&path.to_string_lossy());
-                files.push(crate::ssr::files::document(
-                    "cli",
-                    &n.to_string(),
-                    &name,
-                    passages,
-                ));
-            }
-            Err(error) => {
-                let message = crate::ssr::files::message(lang, &error);
-                eprintln!("{}: {message}", path.display());
-                return ExitCode::from(2);
-            }
-        }
-    }
     let session = state.sessions.create(std::time::Instant::now());
     session.update_settings(|settings| {
         settings.focus = filters.focus;
@@ -131,7 +94,7 @@ pub async fn ask(
             eprintln!("error: {message}");
             failed = true;
         } else if !json {
-            printer.show(event, lang.texts());
+            printer.show(event, t);
         }
     }
     let exchange = match run.await {
@@ -148,46 +111,116 @@ pub async fn ask(
             serde_json::to_string_pretty(&result).unwrap_or_else(|_| "{}".to_string())
         );
     } else {
-        if !printer.live {
-            // Written for a file or another program: the answer once, as it ended, each
-            // marker a link to its source (seed 003) unless bare markers were asked for.
-            let answer = exchange.answer.trim_end();
-            if output.bare_markers {
-                print!("{answer}");
-            } else {
-                let sources = SourceMap::new(exchange.sources.iter().cloned());
-                let linked = crate::citation::markers::linked(answer, |n| {
-                    sources.lookup(n).map(|entry| entry.url.as_str())
-                });
-                print!("{linked}");
-            }
-        }
-        println!("{}", reference_list(&exchange, lang));
-        let t = lang.texts();
-        if !exchange.related.is_empty() {
-            println!("\n**{}:**\n", t.related_questions);
-            for question in &exchange.related {
-                println!("- {question}");
-            }
-        }
-        if exchange.unsearched {
-            eprintln!("! {}", t.unsearched_note);
-        }
-        let footer = i18n::answer_footer(
-            exchange.coverage.as_ref(),
-            Some(&crate::model::SupportShare::of(&exchange.alignments)),
-            // No model wrote an offline answer: no tokens to count.
-            exchange.usage.as_ref().filter(|_| !exchange.offline),
-            t,
-        );
-        if !footer.is_empty() {
-            eprintln!("{footer}");
-        }
+        print_ending(&exchange, printer.live, output.bare_markers, lang);
     }
     if failed || exchange.answer.trim().is_empty() {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// The question checked, and the site that narrows it: `--site` when given (and valid),
+/// else a `site:` the question names.
+fn question_and_site(
+    question: &str,
+    filters: &Filters,
+    config: &Config,
+    t: &Texts,
+) -> Result<(String, Option<String>), String> {
+    let question = answer::Question::parse(question, config.max_question_chars)
+        .map_err(|error| error.message(t))?
+        .into_string();
+    let site = match filters.site.as_deref().map(str::trim) {
+        None | Some("") => crate::text::site_in(&question),
+        Some(site) => {
+            Some(crate::text::valid_site(site).ok_or_else(|| t.bad_site.replace("{site}", site))?)
+        }
+    };
+    Ok((question, site))
+}
+
+/// The `--model` chosen (a model of the main endpoint, or `endpoint|model`) and the
+/// `--file`s read as the conversation's files, or why one of them cannot be used.
+async fn model_and_files(
+    state: &AppState,
+    filters: &Filters,
+    lang: Lang,
+) -> Result<(Option<String>, Vec<crate::ssr::knowledge::Document>), String> {
+    let t = lang.texts();
+    let model = match filters.model.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(raw) => {
+            let id = if raw.contains('|') {
+                raw.to_string()
+            } else {
+                crate::ssr::llm::models::model_id(crate::ssr::config::MAIN_ENDPOINT, raw)
+            };
+            if state.models.chosen(&id).is_none() {
+                return Err(t.unknown_model.replace("{model}", raw));
+            }
+            Some(id)
+        }
+    };
+    let mut files = Vec::new();
+    for (n, path) in filters.files.iter().enumerate() {
+        let passages = read_file(path, state).await.map_err(|error| {
+            let message = crate::ssr::files::message(lang, &error);
+            format!("{}: {message}", path.display())
+        })?;
+        let name = crate::ssr::files::clean_name(&path.to_string_lossy());
+        files.push(crate::ssr::files::document(
+            "cli",
+            &n.to_string(),
+            &name,
+            passages,
+        ));
+    }
+    Ok((model, files))
+}
+
+/// What follows the answer on the terminal: the answer itself when it was not shown live
+/// (written for a file or another program: once, as it ended, each marker a link to its
+/// source as seed 003 has it, unless bare markers were asked for), the references, the
+/// related questions, and on stderr the notes and the footer.
+#[allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "the answer is the command's output"
+)]
+fn print_ending(exchange: &Exchange, live: bool, bare_markers: bool, lang: Lang) {
+    let t = lang.texts();
+    if !live {
+        let answer = exchange.answer.trim_end();
+        if bare_markers {
+            print!("{answer}");
+        } else {
+            let sources = SourceMap::new(exchange.sources.iter().cloned());
+            let linked = crate::citation::markers::linked(answer, |n| {
+                sources.lookup(n).map(|entry| entry.url.as_str())
+            });
+            print!("{linked}");
+        }
+    }
+    println!("{}", reference_list(exchange, lang));
+    if !exchange.related.is_empty() {
+        println!("\n**{}:**\n", t.related_questions);
+        for question in &exchange.related {
+            println!("- {question}");
+        }
+    }
+    if exchange.unsearched {
+        eprintln!("! {}", t.unsearched_note);
+    }
+    let footer = i18n::answer_footer(
+        exchange.coverage.as_ref(),
+        Some(&crate::model::SupportShare::of(&exchange.alignments)),
+        // No model wrote an offline answer: no tokens to count.
+        exchange.usage.as_ref().filter(|_| !exchange.offline),
+        t,
+    );
+    if !footer.is_empty() {
+        eprintln!("{footer}");
     }
 }
 

@@ -175,32 +175,46 @@ pub async fn probe_model(llm: &LlmConfig, config: &Config) -> Vec<Finding> {
             ..ClientOptions::default()
         },
     );
-    let finding = |verdict, subject, text: String| Finding {
-        verdict,
-        subject,
-        text,
-    };
-    let mut findings = Vec::new();
-    let ask = |text: &str, max_tokens: u32| ChatRequest {
+    let (streaming, streams) = probe_streaming(&client).await;
+    let (tools, calls_tools) = probe_tools(&client).await;
+    let (schema, support) = probe_schema(&client).await;
+    let mut findings = vec![streaming, tools, schema];
+    findings.extend(probe_context(llm, config).await);
+    findings.push(modes(streams, calls_tools, support));
+    findings
+}
+
+impl Finding {
+    fn new(verdict: Verdict, subject: &'static str, text: impl Into<String>) -> Finding {
+        Finding {
+            verdict,
+            subject,
+            text: text.into(),
+        }
+    }
+}
+
+/// A one-message request of at most `max_tokens`.
+fn small_request(text: &str, max_tokens: u32) -> ChatRequest {
+    ChatRequest {
         messages: vec![Message::User(text.to_string())],
         max_tokens: Some(max_tokens),
         ..ChatRequest::default()
-    };
+    }
+}
 
-    let streamed = probe(&client, ask("Reply with one word: ready", 16)).await;
+/// Does the model stream text? (Chat and every mode need it.)
+async fn probe_streaming(client: &OpenAiClient) -> (Finding, bool) {
+    let streamed = probe(client, small_request("Reply with one word: ready", 16)).await;
     let streams = streamed.error.is_none() && streamed.pieces > 0;
-    findings.push(match (&streamed.error, streamed.first_piece) {
-        (Some(error), _) => finding(
+    let finding = match (&streamed.error, streamed.first_piece) {
+        (Some(error), _) => Finding::new(
             Verdict::Problem,
             "streaming",
             format!("a streamed reply failed: {error}"),
         ),
-        (None, None) => finding(
-            Verdict::Problem,
-            "streaming",
-            "the model streamed no text".to_string(),
-        ),
-        (None, Some(first)) => finding(
+        (None, None) => Finding::new(Verdict::Problem, "streaming", "the model streamed no text"),
+        (None, Some(first)) => Finding::new(
             Verdict::Ok,
             "streaming",
             format!(
@@ -209,8 +223,12 @@ pub async fn probe_model(llm: &LlmConfig, config: &Config) -> Vec<Finding> {
                 streamed.pieces
             ),
         ),
-    });
+    };
+    (finding, streams)
+}
 
+/// Does the model call a search tool when asked to search? (Agent mode.)
+async fn probe_tools(client: &OpenAiClient) -> (Finding, bool) {
     let tool = crate::ssr::llm::ToolSpec {
         name: "web_search".to_string(),
         description: "Search the web. Use it for every factual question.".to_string(),
@@ -221,28 +239,32 @@ pub async fn probe_model(llm: &LlmConfig, config: &Config) -> Vec<Finding> {
         }),
     };
     let tooled = probe(
-        &client,
+        client,
         ChatRequest {
             tools: vec![tool],
-            ..ask("Search the web for the latest Rust release.", 64)
+            ..small_request("Search the web for the latest Rust release.", 64)
         },
     )
     .await;
     let calls_tools = tooled.tool_calls > 0;
-    findings.push(match (&tooled.error, calls_tools) {
-        (_, true) => finding(Verdict::Ok, "tool calls", "the model called web_search".to_string()),
-        (Some(error), false) => finding(
+    let finding = match (&tooled.error, calls_tools) {
+        (_, true) => Finding::new(Verdict::Ok, "tool calls", "the model called web_search"),
+        (Some(error), false) => Finding::new(
             Verdict::Note,
             "tool calls",
             format!("the server refused tools ({error}); Agent mode falls back to search-then-answer"),
         ),
-        (None, false) => finding(
+        (None, false) => Finding::new(
             Verdict::Note,
             "tool calls",
-            "the model answered without calling web_search when asked to search; for llama.cpp start llama-server with --jinja".to_string(),
+            "the model answered without calling web_search when asked to search; for llama.cpp start llama-server with --jinja",
         ),
-    });
+    };
+    (finding, calls_tools)
+}
 
+/// Does the server enforce a JSON schema on the reply? (Research's plans and verdicts.)
+async fn probe_schema(client: &OpenAiClient) -> (Finding, SchemaSupport) {
     let schema = Schema {
         name: "probe",
         schema: serde_json::json!({
@@ -253,10 +275,10 @@ pub async fn probe_model(llm: &LlmConfig, config: &Config) -> Vec<Finding> {
         }),
     };
     let structured = probe(
-        &client,
+        client,
         ChatRequest {
             schema: Some(schema),
-            ..ask("What colour is the sky? Answer in JSON.", 48)
+            ..small_request("What colour is the sky? Answer in JSON.", 48)
         },
     )
     .await;
@@ -265,47 +287,54 @@ pub async fn probe_model(llm: &LlmConfig, config: &Config) -> Vec<Finding> {
         .and_then(|v| v.get("answer").cloned())
         .is_some();
     let support = client.schema_support();
-    findings.push(match (support, parsed) {
-        (SchemaSupport::Supported, true) => finding(
+    let finding = match (support, parsed) {
+        (SchemaSupport::Supported, true) => Finding::new(
             Verdict::Ok,
             "JSON schema",
-            "the server enforces response_format json_schema".to_string(),
+            "the server enforces response_format json_schema",
         ),
-        (SchemaSupport::Supported, false) => finding(
+        (SchemaSupport::Supported, false) => Finding::new(
             Verdict::Note,
             "JSON schema",
-            "the server accepts response_format but the reply did not follow the schema; Research reads replies tolerantly".to_string(),
+            "the server accepts response_format but the reply did not follow the schema; Research reads replies tolerantly",
         ),
-        _ => finding(
+        _ => Finding::new(
             Verdict::Note,
             "JSON schema",
-            "no structured output (the server refused response_format, or CITED_LLM_STRUCTURED=off); Research reads replies tolerantly".to_string(),
+            "no structured output (the server refused response_format, or CITED_LLM_STRUCTURED=off); Research reads replies tolerantly",
         ),
-    });
+    };
+    (finding, support)
+}
 
-    if let Some(context) = server_context(llm).await {
-        // About three characters of prompt per token, plus room for the answer.
-        let needed = config.llm_context_chars / 3 + config.limits.max_tokens_answer as usize;
-        findings.push(if context >= needed {
-            finding(
-                Verdict::Ok,
-                "context",
-                format!("the server gives the model {context} tokens of context; CITED_LLM_CONTEXT_CHARS={} fits", config.llm_context_chars),
-            )
-        } else {
-            let fits = context.saturating_sub(config.limits.max_tokens_answer as usize) * 3;
-            finding(
-                Verdict::Note,
-                "context",
-                format!(
-                    "the server gives the model {context} tokens of context, less than CITED_LLM_CONTEXT_CHARS={} needs (~{needed}); set CITED_LLM_CONTEXT_CHARS={} or start the server with a larger context (llama-server -c, Ollama num_ctx)",
-                    config.llm_context_chars,
-                    fits.max(2000),
-                ),
-            )
-        });
-    }
+/// Does the context the server gives the model hold the prompts cited will send? Only
+/// servers that say (llama.cpp) are asked.
+async fn probe_context(llm: &LlmConfig, config: &Config) -> Option<Finding> {
+    let context = server_context(llm).await?;
+    // About three characters of prompt per token, plus room for the answer.
+    let needed = config.llm_context_chars / 3 + config.limits.max_tokens_answer as usize;
+    Some(if context >= needed {
+        Finding::new(
+            Verdict::Ok,
+            "context",
+            format!("the server gives the model {context} tokens of context; CITED_LLM_CONTEXT_CHARS={} fits", config.llm_context_chars),
+        )
+    } else {
+        let fits = context.saturating_sub(config.limits.max_tokens_answer as usize) * 3;
+        Finding::new(
+            Verdict::Note,
+            "context",
+            format!(
+                "the server gives the model {context} tokens of context, less than CITED_LLM_CONTEXT_CHARS={} needs (~{needed}); set CITED_LLM_CONTEXT_CHARS={} or start the server with a larger context (llama-server -c, Ollama num_ctx)",
+                config.llm_context_chars,
+                fits.max(2000),
+            ),
+        )
+    })
+}
 
+/// What each mode will do with this model.
+fn modes(streams: bool, calls_tools: bool, support: SchemaSupport) -> Finding {
     let modes = format!(
         "Chat: {}. Agent: {}. Research: {}.",
         if streams {
@@ -323,16 +352,12 @@ pub async fn probe_model(llm: &LlmConfig, config: &Config) -> Vec<Finding> {
             _ => "plans and verdicts are parsed tolerantly, with one retry",
         },
     );
-    findings.push(finding(
-        if streams {
-            Verdict::Ok
-        } else {
-            Verdict::Problem
-        },
-        "modes",
-        modes,
-    ));
-    findings
+    let verdict = if streams {
+        Verdict::Ok
+    } else {
+        Verdict::Problem
+    };
+    Finding::new(verdict, "modes", modes)
 }
 
 /// The context size llama.cpp's server gives the model (`GET /props`, beside `/v1`).

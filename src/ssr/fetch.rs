@@ -233,40 +233,7 @@ pub async fn fetch(
         None => None,
     };
     for _hop in 0..=policy.max_redirects {
-        let addr = checked_address(&current, policy, deadline).await?;
-        let host = current
-            .host_str()
-            .unwrap_or_default()
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_string();
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            // A proxy would resolve the name itself, around the pinned, checked address.
-            .no_proxy()
-            .resolve(&host, addr)
-            .user_agent(crate::ssr::net::USER_AGENT_VALUE)
-            .build()
-            .map_err(|source| FetchError::Transport {
-                url: current.to_string(),
-                source,
-            })?;
-        let send = client.get(current.clone()).header("accept", accept).send();
-        let response = match tokio::time::timeout_at(deadline, send).await {
-            Err(_) => {
-                return Err(FetchError::Timeout {
-                    url: current.to_string(),
-                    after: policy.timeout,
-                })
-            }
-            Ok(Err(source)) => {
-                return Err(FetchError::Transport {
-                    url: current.to_string(),
-                    source,
-                })
-            }
-            Ok(Ok(response)) => response,
-        };
+        let response = request(&current, policy, accept, deadline).await?;
         let status = response.status();
         if status.is_redirection() {
             let location = response
@@ -297,38 +264,7 @@ pub async fn fetch(
                 content_type,
             });
         }
-        let mut body = Vec::new();
-        let mut cut = false;
-        let mut chunks = response.bytes_stream();
-        loop {
-            let next = match tokio::time::timeout_at(deadline, chunks.next()).await {
-                Err(_) => {
-                    return Err(FetchError::Timeout {
-                        url: current.to_string(),
-                        after: policy.timeout,
-                    })
-                }
-                Ok(next) => next,
-            };
-            match next {
-                None => break,
-                Some(Ok(chunk)) => {
-                    let room = policy.max_bytes - body.len();
-                    body.extend_from_slice(&chunk[..chunk.len().min(room)]);
-                    // At most max_bytes are read; the rest is never downloaded.
-                    if body.len() >= policy.max_bytes {
-                        cut = chunk.len() > room;
-                        break;
-                    }
-                }
-                Some(Err(source)) => {
-                    return Err(FetchError::Transport {
-                        url: current.to_string(),
-                        source,
-                    })
-                }
-            }
-        }
+        let (body, cut) = read_body(response, &current, policy, deadline).await?;
         return Ok(Fetched {
             url: current.to_string(),
             content_type,
@@ -337,6 +273,82 @@ pub async fn fetch(
         });
     }
     Err(FetchError::TooManyRedirects(policy.max_redirects))
+}
+
+/// One GET of `url`, redirects not followed, on a connection pinned to the address
+/// checked for it, by the deadline.
+async fn request(
+    url: &Url,
+    policy: &FetchPolicy,
+    accept: &str,
+    deadline: tokio::time::Instant,
+) -> Result<reqwest::Response, FetchError> {
+    let addr = checked_address(url, policy, deadline).await?;
+    let host = url
+        .host_str()
+        .unwrap_or_default()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        // A proxy would resolve the name itself, around the pinned, checked address.
+        .no_proxy()
+        .resolve(&host, addr)
+        .user_agent(crate::ssr::net::USER_AGENT_VALUE)
+        .build()
+        .map_err(|source| FetchError::Transport {
+            url: url.to_string(),
+            source,
+        })?;
+    let send = client.get(url.clone()).header("accept", accept).send();
+    match tokio::time::timeout_at(deadline, send).await {
+        Err(_) => Err(FetchError::Timeout {
+            url: url.to_string(),
+            after: policy.timeout,
+        }),
+        Ok(Err(source)) => Err(FetchError::Transport {
+            url: url.to_string(),
+            source,
+        }),
+        Ok(Ok(response)) => Ok(response),
+    }
+}
+
+/// The response's body, at most `max_bytes` of it (the rest is never downloaded; true
+/// when it was cut), by the deadline.
+async fn read_body(
+    response: reqwest::Response,
+    url: &Url,
+    policy: &FetchPolicy,
+    deadline: tokio::time::Instant,
+) -> Result<(Vec<u8>, bool), FetchError> {
+    let mut body = Vec::new();
+    let mut chunks = response.bytes_stream();
+    loop {
+        let next = tokio::time::timeout_at(deadline, chunks.next())
+            .await
+            .map_err(|_| FetchError::Timeout {
+                url: url.to_string(),
+                after: policy.timeout,
+            })?;
+        match next {
+            None => return Ok((body, false)),
+            Some(Ok(chunk)) => {
+                let room = policy.max_bytes - body.len();
+                body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                if body.len() >= policy.max_bytes {
+                    return Ok((body, chunk.len() > room));
+                }
+            }
+            Some(Err(source)) => {
+                return Err(FetchError::Transport {
+                    url: url.to_string(),
+                    source,
+                })
+            }
+        }
+    }
 }
 
 /// A page's bytes as text in its own encoding (GBK, Big5, Shift-JIS…): the `charset` of its

@@ -544,9 +544,29 @@ pub fn markdown_passages(text: &str) -> (Option<String>, Vec<Passage>) {
     let mut in_heading = false;
     let mut heading_text = String::new();
     let mut block = String::new();
+    let mut in_code = false;
     let mut blocks: Vec<(Option<String>, String)> = Vec::new();
     for event in Parser::new(text) {
         match event {
+            // A code block stays code: its lines as written, fenced (the offline answerer
+            // quotes it as a block, not as a run-on sentence).
+            Event::Start(Tag::CodeBlock(_)) => {
+                let prose = block.split_whitespace().collect::<Vec<_>>().join(" ");
+                if !prose.is_empty() {
+                    blocks.push((heading.clone(), prose));
+                }
+                in_code = true;
+                block.clear();
+            }
+            Event::Text(t) if in_code => block.push_str(&t),
+            Event::End(TagEnd::CodeBlock) => {
+                in_code = false;
+                let code = block.trim_end_matches('\n');
+                if !code.trim().is_empty() {
+                    blocks.push((heading.clone(), crate::text::fenced(code)));
+                }
+                block.clear();
+            }
             Event::Start(Tag::Heading { .. }) => {
                 in_heading = true;
                 heading_text.clear();
@@ -567,13 +587,7 @@ pub fn markdown_passages(text: &str) -> (Option<String>, Vec<Passage>) {
                 }
             }
             Event::SoftBreak | Event::HardBreak => block.push(' '),
-            Event::End(
-                TagEnd::Paragraph
-                | TagEnd::Item
-                | TagEnd::CodeBlock
-                | TagEnd::TableRow
-                | TagEnd::TableHead,
-            ) => {
+            Event::End(TagEnd::Paragraph | TagEnd::Item | TagEnd::TableRow | TagEnd::TableHead) => {
                 let text = block.split_whitespace().collect::<Vec<_>>().join(" ");
                 if !text.is_empty() {
                     blocks.push((heading.clone(), text));

@@ -322,6 +322,58 @@ impl Progress {
     }
 }
 
+/// Why an answer was not started, as the calling model is told.
+fn refused(refusal: Refusal) -> String {
+    match refusal {
+        Refusal::TooFast(wait) => format!(
+            "Too many questions; try again in {} s.",
+            wait.as_secs().max(1)
+        ),
+        Refusal::QuotaFull => "The stored conversations reached their quota (CITED_USER_QUOTA_MB); delete some to ask again.".to_string(),
+        Refusal::Busy => "Another answer is still running.".to_string(),
+        Refusal::ConversationFull { max } => format!(
+            "This conversation holds {max} questions already (CITED_MAX_EXCHANGES); start a new one."
+        ),
+    }
+}
+
+/// Follows an answer to its end, its status lines and steps sent as progress; when the
+/// client cancels (or goes away) the answer stops as the stop button stops it, and is
+/// saved as stopped. The failure the answer ended with, if any.
+async fn follow(
+    mut events: crate::ssr::answer::Events,
+    cancel: &tokio_util::sync::CancellationToken,
+    context: &RequestContext<RoleServer>,
+    progress: &mut Progress,
+    lang: Lang,
+) -> Option<String> {
+    let t = lang.texts();
+    let mut failed = None;
+    let mut cancelled = false;
+    loop {
+        let event = tokio::select! {
+            () = context.ct.cancelled(), if !cancelled => {
+                cancelled = true;
+                cancel.cancel();
+                continue;
+            }
+            event = events.next() => event,
+        };
+        let Some(event) = event else { break };
+        match event {
+            AnswerEvent::Status {
+                status: Some(status),
+            } => progress.say(crate::i18n::status_line(&status, t)).await,
+            AnswerEvent::Step { step, .. } => {
+                progress.say(crate::i18n::step_line(&step, t)).await;
+            }
+            AnswerEvent::Failed { message } => failed = Some(message),
+            _ => {}
+        }
+    }
+    failed
+}
+
 impl CitedMcp {
     async fn ask(
         &self,
@@ -377,61 +429,31 @@ impl CitedMcp {
             model: None,
             files: Vec::new(),
         };
-        let running =
-            match answer::start(&self.state, Arc::clone(&session), input, asker, Delivery::Direct)
-                .await
-            {
-                Ok(running) => running,
-                Err(Refusal::TooFast(wait)) => {
-                    return Ok(tool_error(format!(
-                        "Too many questions; try again in {} s.",
-                        wait.as_secs().max(1)
-                    )))
-                }
-                Err(Refusal::QuotaFull) => {
-                    return Ok(tool_error(
-                        "The stored conversations reached their quota (CITED_USER_QUOTA_MB); delete some to ask again.",
-                    ))
-                }
-                Err(Refusal::Busy) => return Ok(tool_error("Another answer is still running.")),
-                Err(Refusal::ConversationFull { max }) => {
-                    return Ok(tool_error(format!(
-                        "This conversation holds {max} questions already (CITED_MAX_EXCHANGES); start a new one."
-                    )))
-                }
-            };
+        let running = match answer::start(
+            &self.state,
+            Arc::clone(&session),
+            input,
+            asker,
+            Delivery::Direct,
+        )
+        .await
+        {
+            Ok(running) => running,
+            Err(refusal) => return Ok(tool_error(refused(refusal))),
+        };
         let mut progress = Progress {
             token: context.meta.get_progress_token(),
             peer: context.peer.clone(),
             sent: 0,
         };
-        let t = lang.texts();
-        let mut events = running.events;
-        let mut failed = None;
-        let mut cancelled = false;
-        loop {
-            let event = tokio::select! {
-                // The client cancelled (or went away): the answer stops as the stop button
-                // stops it, and is saved as stopped.
-                () = context.ct.cancelled(), if !cancelled => {
-                    cancelled = true;
-                    running.cancel.cancel();
-                    continue;
-                }
-                event = events.next() => event,
-            };
-            let Some(event) = event else { break };
-            match event {
-                AnswerEvent::Status {
-                    status: Some(status),
-                } => progress.say(crate::i18n::status_line(&status, t)).await,
-                AnswerEvent::Step { step, .. } => {
-                    progress.say(crate::i18n::step_line(&step, t)).await;
-                }
-                AnswerEvent::Failed { message } => failed = Some(message),
-                _ => {}
-            }
-        }
+        let failed = follow(
+            running.events,
+            &running.cancel,
+            &context,
+            &mut progress,
+            lang,
+        )
+        .await;
         let Ok(exchange) = running.done.await else {
             return Ok(tool_error("The answer failed; try again."));
         };

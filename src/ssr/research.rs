@@ -3,8 +3,10 @@
 //!
 //! Loop control lives here, not in prompts: at most four sub-questions a loop, never one
 //! already completed or pruned (compared as normalised text), at most
-//! `CITED_RESEARCH_MAX_LOOPS` loops, an early stop when a loop adds no evidence or all its
-//! branches fail, and no guessing when nothing was found. Branches run on a `JoinSet`
+//! `CITED_RESEARCH_MAX_LOOPS` loops; a loop that falls short (no new evidence, every branch
+//! failed, an insufficient verdict) plans again for its gaps while loops remain. Loops (or
+//! the deadline) that end without a sufficient chain give the best-supported guess with low
+//! confidence and what is missing; only research that found nothing declines. Branches run on a `JoinSet`
 //! under a semaphore (`CITED_RESEARCH_MAX_BRANCHES`) and a per-branch timeout; a failed or
 //! panicked branch is recorded as failed. Their material is registered in the session
 //! registry in branch order, so numbering is deterministic however the branches finish.
@@ -120,6 +122,14 @@ fn grounded(plan: &ResearchPlan) -> bool {
         .any(|sub| sub.evidence.as_ref().is_some_and(|e| !e.numbers.is_empty()))
 }
 
+/// A loop's branches as started: their tasks, each task's branch index, and the
+/// indices of branches as they get a slot.
+struct Spawned {
+    set: JoinSet<Outcome>,
+    indices: HashMap<tokio::task::Id, usize>,
+    started_rx: mpsc::UnboundedReceiver<usize>,
+}
+
 /// What one Research answer carries between its steps, around the turn.
 struct Run<'a> {
     turn: &'a mut Turn,
@@ -215,35 +225,11 @@ impl Run<'_> {
         let started = Instant::now();
         let base = self.turn.meter().pieces();
         let deadline = self.deadline;
-        let config = &self.turn.state().config.research;
-        let semaphore = Arc::new(Semaphore::new(config.max_branches));
-        let timeout = config.branch_timeout;
-        let (started_tx, mut started_rx) = mpsc::unbounded_channel::<usize>();
-        let mut set: JoinSet<Outcome> = JoinSet::new();
-        let mut indices = HashMap::new();
-        for (index, planned) in planned.into_iter().enumerate() {
-            let env = Arc::clone(&self.env);
-            let semaphore = Arc::clone(&semaphore);
-            let started = started_tx.clone();
-            let handle = set.spawn(async move {
-                let _permit = semaphore.acquire_owned().await;
-                let _ = started.send(index);
-                match tokio::time::timeout(timeout, branch::run(&env, &planned)).await {
-                    Ok(outcome) => outcome,
-                    Err(_) => Outcome {
-                        error: Some(
-                            env.lang
-                                .texts()
-                                .research_timeout
-                                .replace("{secs}", &timeout.as_secs().to_string()),
-                        ),
-                        ..Outcome::default()
-                    },
-                }
-            });
-            indices.insert(handle.id(), index);
-        }
-        drop(started_tx);
+        let Spawned {
+            mut set,
+            indices,
+            mut started_rx,
+        } = self.spawn(planned);
         // Dropping the set (on `Halted`) aborts every branch still running.
         let mut outcomes: Vec<Option<Outcome>> = vec![None; count];
         let mut next = 0;
@@ -266,33 +252,8 @@ impl Run<'_> {
                 .await?;
             match woke {
                 Woke::Deadline => {
-                    // Finished branches still count, in order (those done but not yet
-                    // joined too); the rest are given up.
-                    while let Some(joined) = set.try_join_next_with_id() {
-                        if let Ok((id, outcome)) = joined {
-                            if let Some(&index) = indices.get(&id) {
-                                outcomes[index] = Some(outcome);
-                            }
-                        }
-                    }
-                    drop(set);
-                    let left: Vec<Option<Outcome>> = outcomes.drain(next..).collect();
-                    for (index, outcome) in (next..).zip(left) {
-                        match outcome {
-                            Some(outcome) => self.register(loop_index, index, outcome).await?,
-                            None => {
-                                let error = self.turn.texts().stop_deadline.to_string();
-                                let sub = &mut self.plan().loops[loop_index].sub_questions[index];
-                                sub.status = BranchStatus::Failed;
-                                sub.error = Some(error);
-                                let question = sub.question.clone();
-                                self.cut.push(question);
-                            }
-                        }
-                    }
-                    let sources = self.turn.answer_sources();
-                    self.turn.sources(sources).await?;
-                    self.send_plan().await?;
+                    self.abandon(loop_index, next, outcomes, set, &indices)
+                        .await?;
                     return Ok(true);
                 }
                 Woke::Started(index) => {
@@ -332,6 +293,81 @@ impl Run<'_> {
         }
         self.turn.flush_notes().await?;
         Ok(false)
+    }
+
+    /// Starts the branches, at most `max_branches` at a time, each within its own timeout.
+    fn spawn(&self, planned: Vec<Planned>) -> Spawned {
+        let config = &self.turn.state().config.research;
+        let semaphore = Arc::new(Semaphore::new(config.max_branches));
+        let timeout = config.branch_timeout;
+        let (started_tx, started_rx) = mpsc::unbounded_channel::<usize>();
+        let mut set: JoinSet<Outcome> = JoinSet::new();
+        let mut indices = HashMap::new();
+        for (index, planned) in planned.into_iter().enumerate() {
+            let env = Arc::clone(&self.env);
+            let semaphore = Arc::clone(&semaphore);
+            let started = started_tx.clone();
+            let handle = set.spawn(async move {
+                let _permit = semaphore.acquire_owned().await;
+                let _ = started.send(index);
+                match tokio::time::timeout(timeout, branch::run(&env, &planned)).await {
+                    Ok(outcome) => outcome,
+                    Err(_) => Outcome {
+                        error: Some(
+                            env.lang
+                                .texts()
+                                .research_timeout
+                                .replace("{secs}", &timeout.as_secs().to_string()),
+                        ),
+                        ..Outcome::default()
+                    },
+                }
+            });
+            indices.insert(handle.id(), index);
+        }
+        Spawned {
+            set,
+            indices,
+            started_rx,
+        }
+    }
+
+    /// At the research deadline: the finished branches still count, in order (those done
+    /// but not yet joined too); the rest are given up, recorded as failed and named in the
+    /// notice.
+    async fn abandon(
+        &mut self,
+        loop_index: usize,
+        next: usize,
+        mut outcomes: Vec<Option<Outcome>>,
+        mut set: JoinSet<Outcome>,
+        indices: &HashMap<tokio::task::Id, usize>,
+    ) -> Result<(), Halted> {
+        while let Some(joined) = set.try_join_next_with_id() {
+            if let Ok((id, outcome)) = joined {
+                if let Some(&index) = indices.get(&id) {
+                    outcomes[index] = Some(outcome);
+                }
+            }
+        }
+        drop(set);
+        let left: Vec<Option<Outcome>> = outcomes.drain(next..).collect();
+        for (index, outcome) in (next..).zip(left) {
+            match outcome {
+                Some(outcome) => self.register(loop_index, index, outcome).await?,
+                None => {
+                    let error = self.turn.texts().stop_deadline.to_string();
+                    let sub = &mut self.plan().loops[loop_index].sub_questions[index];
+                    sub.status = BranchStatus::Failed;
+                    sub.error = Some(error);
+                    let question = sub.question.clone();
+                    self.cut.push(question);
+                }
+            }
+        }
+        let sources = self.turn.answer_sources();
+        self.turn.sources(sources).await?;
+        self.send_plan().await
     }
 
     /// After a thinker step raced the research deadline: what it returned, or `None` when
@@ -567,6 +603,7 @@ impl Run<'_> {
                     | StopReason::NoNewEvidence
                     | StopReason::AllFailed
                     | StopReason::NothingToPlan
+                    | StopReason::Deadline
             )
         );
         self.turn.status(Some(Status::Summarising)).await?;

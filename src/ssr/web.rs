@@ -478,32 +478,7 @@ pub async fn run(
     use hyper_util::rt::{TokioIo, TokioTimer};
     use tower::ServiceExt;
 
-    let sessions = state.sessions.clone();
-    let limits = state.limits.clone();
-    let store = Arc::clone(&state.store);
-    let sweeper = tokio::spawn(async move {
-        let mut ticks = tokio::time::interval(SWEEP_EVERY);
-        let mut swept = 0u32;
-        loop {
-            ticks.tick().await;
-            let dropped = sessions.sweep(std::time::Instant::now());
-            limits.sweep();
-            if dropped > 0 {
-                tracing::debug!(dropped, "expired idle sessions");
-            }
-            // Signed-in browsers past their lifetimes, hourly (and at start).
-            if swept.is_multiple_of(60) {
-                match store.expire_browsers().await {
-                    Ok(0) => {}
-                    Ok(expired) => {
-                        tracing::info!(expired, "signed out browsers past their lifetime")
-                    }
-                    Err(error) => tracing::warn!(%error, "cannot expire signed-in browsers"),
-                }
-            }
-            swept = swept.wrapping_add(1);
-        }
-    });
+    let sweeper = tokio::spawn(sweep(state.clone()));
     // Stop signals from other instances, and the reaper of answers whose instance died.
     let log = Arc::clone(&state.log);
     state.shared.start(
@@ -577,6 +552,37 @@ pub async fn run(
         });
     }
     drop(listener);
+    stop(&state, graceful).await;
+    sweeper.abort();
+    Ok(())
+}
+
+/// Every minute: idle sessions and unused limiter entries dropped, and hourly (and at
+/// start) signed-in browsers past their lifetimes signed out.
+async fn sweep(state: AppState) {
+    let mut ticks = tokio::time::interval(SWEEP_EVERY);
+    let mut swept = 0u32;
+    loop {
+        ticks.tick().await;
+        let dropped = state.sessions.sweep(std::time::Instant::now());
+        state.limits.sweep();
+        if dropped > 0 {
+            tracing::debug!(dropped, "expired idle sessions");
+        }
+        if swept.is_multiple_of(60) {
+            match state.store.expire_browsers().await {
+                Ok(0) => {}
+                Ok(expired) => tracing::info!(expired, "signed out browsers past their lifetime"),
+                Err(error) => tracing::warn!(%error, "cannot expire signed-in browsers"),
+            }
+        }
+        swept = swept.wrapping_add(1);
+    }
+}
+
+/// Stops every running answer (each is saved as stopped) and waits for them, then lets
+/// open connections finish, each within the grace period.
+async fn stop(state: &AppState, graceful: hyper_util::server::graceful::GracefulShutdown) {
     tracing::info!("stopping running answers");
     state.shutdown.cancel();
     state.answers.close();
@@ -592,8 +598,6 @@ pub async fn run(
     {
         tracing::warn!("connections still open after the grace period");
     }
-    sweeper.abort();
-    Ok(())
 }
 
 /// Resolves on SIGINT (ctrl-c) or SIGTERM.

@@ -429,6 +429,30 @@ async fn a_restart_brings_back_the_conversation_and_its_numbering() {
             .unwrap();
         assert_eq!(stored.exchanges.len(), 2, "{url}");
         assert_eq!(stored.registry.len(), 8, "{url}");
+        // The Markdown export (the download and `cited history export`) links each marker
+        // to its source (seed 003), so the text keeps its citations wherever it is pasted.
+        let exported = crate::ssr::web::history_routes::markdown(&stored);
+        let url_of = |n: u32| {
+            stored
+                .exchanges
+                .iter()
+                .flat_map(|e| &e.sources)
+                .find(|s| s.number == n)
+                .map(|s| s.url.clone())
+                .unwrap()
+        };
+        assert!(
+            exported.contains(&format!(
+                "second [[6]]({}) and [[1]]({})",
+                url_of(6),
+                url_of(1)
+            )),
+            "{url}: {exported}"
+        );
+        assert!(
+            exported.contains(&format!("first [[1]]({})", url_of(1))),
+            "{exported}"
+        );
     }
 }
 

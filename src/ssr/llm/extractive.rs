@@ -130,6 +130,39 @@ struct Candidate {
     position: usize,
     text: String,
     tokens: Vec<String>,
+    /// A code block of the source, quoted as a block.
+    code: bool,
+}
+
+/// Lines of a code block the answer quotes; a longer block is not quoted.
+const MAX_CODE_LINES: usize = 16;
+
+/// The text's prose and its fenced code blocks, in order: `(code, text)`, a code block's
+/// text without its fences. A fence left open (a snippet cut short) runs to the end.
+fn segments(text: &str) -> Vec<(bool, String)> {
+    let mut out: Vec<(bool, String)> = Vec::new();
+    let mut fence: Option<usize> = None;
+    let mut current = String::new();
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim();
+        let ticks = trimmed.chars().take_while(|c| *c == '`').count();
+        match fence {
+            None if ticks >= 3 => {
+                out.push((false, std::mem::take(&mut current)));
+                fence = Some(ticks);
+            }
+            Some(open) if ticks >= open && trimmed.chars().all(|c| c == '`') => {
+                out.push((true, std::mem::take(&mut current)));
+                fence = None;
+            }
+            _ => current.push_str(line),
+        }
+    }
+    out.push((fence.is_some(), current));
+    out.into_iter()
+        .map(|(code, text)| (code, text.trim_end().to_string()))
+        .filter(|(_, text)| !text.trim().is_empty())
+        .collect()
 }
 
 /// A source sentence made safe to quote inside an answer: its own citation markers removed
@@ -155,17 +188,35 @@ pub fn answer(question: &str, sources: &[Arc<CitationEntry>]) -> Extract {
     let query: HashSet<String> = tokens(question).into_iter().collect();
     let mut candidates: Vec<Candidate> = Vec::new();
     for entry in sources {
-        for (position, sentence) in sentences(&entry.snippet).into_iter().enumerate() {
-            let text = clean(sentence);
-            if text.chars().filter(|c| c.is_alphanumeric()).count() < 4 {
+        let mut position = 0;
+        for (code, segment) in segments(&entry.snippet) {
+            if code {
+                if segment.lines().count() <= MAX_CODE_LINES {
+                    candidates.push(Candidate {
+                        number: entry.number,
+                        position,
+                        tokens: tokens(&segment),
+                        text: segment,
+                        code: true,
+                    });
+                }
+                position += 1;
                 continue;
             }
-            candidates.push(Candidate {
-                number: entry.number,
-                position,
-                tokens: tokens(&text),
-                text,
-            });
+            for sentence in sentences(&segment) {
+                let text = clean(sentence);
+                position += 1;
+                if text.chars().filter(|c| c.is_alphanumeric()).count() < 4 {
+                    continue;
+                }
+                candidates.push(Candidate {
+                    number: entry.number,
+                    position,
+                    tokens: tokens(&text),
+                    text,
+                    code: false,
+                });
+            }
         }
     }
     // A sentence that mostly repeats the question (a FAQ heading, a quoted example)
@@ -225,14 +276,27 @@ pub fn answer(question: &str, sources: &[Arc<CitationEntry>]) -> Extract {
     let mut text = String::new();
     let mut cited = Vec::new();
     for candidate in &chosen {
-        if !text.is_empty() && !zh {
-            text.push(' ');
-        }
-        let sentence = candidate.text.trim_end_matches('…').trim_end();
-        text.push_str(sentence);
-        text.push_str(&format!(" [{}]", candidate.number));
-        if zh {
-            text.push('\n');
+        if candidate.code {
+            // A block of its own, as written, led by a line that cites it.
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            let lead = if zh { "示例" } else { "For example" };
+            text.push_str(&format!(
+                "{lead} [{}]:\n{}\n",
+                candidate.number,
+                crate::text::fenced(&candidate.text)
+            ));
+        } else {
+            if !text.is_empty() && !zh && !text.ends_with('\n') {
+                text.push(' ');
+            }
+            let sentence = candidate.text.trim_end_matches('…').trim_end();
+            text.push_str(sentence);
+            text.push_str(&format!(" [{}]", candidate.number));
+            if zh {
+                text.push('\n');
+            }
         }
         if !cited.contains(&candidate.number) {
             cited.push(candidate.number);
@@ -388,6 +452,35 @@ mod tests {
             })
             .collect();
         Registry::single_round("q", &sources).entries().to_vec()
+    }
+
+    #[test]
+    fn a_code_block_is_quoted_as_code() {
+        let snippet = "Ask from the command line with curl.\n```\ncurl -s http://127.0.0.1:3000/v1/chat/completions \\\n  -H 'content-type: application/json' \\\n  -d '{\"model\": \"cited-chat\"}'\n```\nThe reply is JSON.";
+        let extract = answer(
+            "how do I call the chat completions api with curl",
+            &sources(&[("API", snippet)]),
+        );
+        assert!(
+            extract.text.contains("For example [1]:\n```\ncurl -s http://127.0.0.1:3000/v1/chat/completions \\\n  -H 'content-type: application/json' \\\n"),
+            "{}",
+            extract.text
+        );
+        assert!(extract.text.contains("\n```"), "{}", extract.text);
+        assert_eq!(extract.cited, vec![1]);
+        // A snippet cut inside its block keeps the lines it has as code.
+        assert_eq!(
+            segments("Run it:\n```sh\ncurl a\ncurl b"),
+            vec![
+                (false, "Run it:".to_string()),
+                (true, "curl a\ncurl b".to_string())
+            ]
+        );
+        // The knowledge base keeps a Markdown code block's lines, fenced.
+        let (_, passages) = crate::ssr::knowledge::markdown_passages(
+            "# API\n\nCall it:\n\n```sh\ncurl -s a \\\n  -d b\n```\n",
+        );
+        assert_eq!(passages[0].text, "Call it:\n```\ncurl -s a \\\n  -d b\n```");
     }
 
     #[test]

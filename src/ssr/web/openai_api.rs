@@ -159,73 +159,11 @@ pub async fn completions(
     headers: axum::http::HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    // JSON only: a web page can send a cross-site form or text/plain post without asking,
-    // but not application/json.
-    let json_body = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.trim_start().starts_with("application/json"));
-    if !json_body {
-        return error(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "send the request as application/json",
-            None,
-            "unsupported_media_type",
-        );
-    }
-    let request: CompletionRequest = match serde_json::from_slice(&body) {
-        Ok(request) => request,
-        Err(problem) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                &format!("the request is not a chat completion request: {problem}"),
-                None,
-                "invalid_request",
-            )
-        }
-    };
-    let Some(mode) = MODELS
-        .iter()
-        .find(|(id, _)| *id == request.model)
-        .map(|(_, mode)| *mode)
-    else {
-        return error(
-            StatusCode::NOT_FOUND,
-            &format!(
-                "The model `{}` does not exist: use cited-chat, cited-agent or cited-research",
-                request.model
-            ),
-            Some("model"),
-            "model_not_found",
-        );
-    };
-    let question = request
-        .messages
-        .iter()
-        .rev()
-        .find(|m| m.role == "user")
-        .and_then(|m| m.content.as_ref())
-        .map(Content::text)
-        .unwrap_or_default();
-    let question = match Question::parse(&question, state.config.max_question_chars) {
-        Ok(question) => question,
-        Err(QuestionError::Empty) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "messages needs a user message with text: the question",
-                Some("messages"),
-                "invalid_request",
-            )
-        }
-        Err(QuestionError::TooLong { length, max }) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                &format!("the question has {length} characters; at most {max} are accepted"),
-                Some("messages"),
-                "question_too_long",
-            )
-        }
-    };
+    let (request, mode, question) =
+        match read_request(&headers, &body, state.config.max_question_chars) {
+            Ok(read) => read,
+            Err(refused) => return *refused,
+        };
     // Each request answers in a session of its own, the signed-in caller's when there is
     // one (so it counts against their rate and quota).
     let user = caller.and_then(|caller| caller.0 .0.user.clone());
@@ -248,7 +186,115 @@ pub async fn completions(
     let input = TurnInput::standalone(question.into_string(), mode);
     let running = match answer::start(&state, session, input, Some(asker), Delivery::Direct).await {
         Ok(running) => running,
-        Err(Refusal::TooFast(wait)) => {
+        Err(refusal) => return refused(refusal),
+    };
+    let Running {
+        events,
+        cancel,
+        done,
+    } = running;
+    // The answer is stopped when the client goes away (the body is dropped).
+    let guard = cancel.drop_guard();
+    let events = match first_word(events).await {
+        Ok(events) => events,
+        Err(message) => {
+            drop(guard);
+            return error(StatusCode::BAD_GATEWAY, &message, None, "answer_failed");
+        }
+    };
+    let reply = Reply::new(request.model);
+    let answer = Answer {
+        events,
+        done,
+        guard,
+    };
+    if request.stream {
+        // Gzipped like `/api/ask` when the client takes it.
+        let gzip = headers
+            .get_all(header::ACCEPT_ENCODING)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .any(crate::ssr::request::takes_gzip);
+        streamed(reply, answer, mode, gzip)
+    } else {
+        whole(reply, answer)
+    }
+}
+
+/// The request's body read as a chat completion request: its model's mode and the last
+/// user message as the question, or the error to answer with.
+fn read_request(
+    headers: &axum::http::HeaderMap,
+    body: &[u8],
+    max_question_chars: usize,
+) -> Result<(CompletionRequest, Mode, Question), Box<Response>> {
+    // JSON only: a web page can send a cross-site form or text/plain post without asking,
+    // but not application/json.
+    let json_body = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.trim_start().starts_with("application/json"));
+    if !json_body {
+        return Err(Box::new(error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "send the request as application/json",
+            None,
+            "unsupported_media_type",
+        )));
+    }
+    let request: CompletionRequest = serde_json::from_slice(body).map_err(|problem| {
+        Box::new(error(
+            StatusCode::BAD_REQUEST,
+            &format!("the request is not a chat completion request: {problem}"),
+            None,
+            "invalid_request",
+        ))
+    })?;
+    let Some(mode) = MODELS
+        .iter()
+        .find(|(id, _)| *id == request.model)
+        .map(|(_, mode)| *mode)
+    else {
+        return Err(Box::new(error(
+            StatusCode::NOT_FOUND,
+            &format!(
+                "The model `{}` does not exist: use cited-chat, cited-agent or cited-research",
+                request.model
+            ),
+            Some("model"),
+            "model_not_found",
+        )));
+    };
+    let question = request
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == "user")
+        .and_then(|m| m.content.as_ref())
+        .map(Content::text)
+        .unwrap_or_default();
+    let question =
+        Question::parse(&question, max_question_chars).map_err(|problem| match problem {
+            QuestionError::Empty => error(
+                StatusCode::BAD_REQUEST,
+                "messages needs a user message with text: the question",
+                Some("messages"),
+                "invalid_request",
+            ),
+            QuestionError::TooLong { length, max } => error(
+                StatusCode::BAD_REQUEST,
+                &format!("the question has {length} characters; at most {max} are accepted"),
+                Some("messages"),
+                "question_too_long",
+            ),
+        })?;
+    Ok((request, mode, question))
+}
+
+/// Why an answer was not started, in OpenAI's shape.
+fn refused(refusal: Refusal) -> Response {
+    match refusal {
+        Refusal::TooFast(wait) => {
             let mut response = error(
                 StatusCode::TOO_MANY_REQUESTS,
                 &format!(
@@ -261,51 +307,35 @@ pub async fn completions(
             if let Ok(value) = wait.as_secs().max(1).to_string().parse() {
                 response.headers_mut().insert(header::RETRY_AFTER, value);
             }
-            return response;
+            response
         }
-        Err(Refusal::QuotaFull) => {
-            return error(
-                StatusCode::INSUFFICIENT_STORAGE,
-                "the stored conversations reached their quota (CITED_USER_QUOTA_MB)",
-                None,
-                "quota_exceeded",
-            );
-        }
+        Refusal::QuotaFull => error(
+            StatusCode::INSUFFICIENT_STORAGE,
+            "the stored conversations reached their quota (CITED_USER_QUOTA_MB)",
+            None,
+            "quota_exceeded",
+        ),
         // A fresh session of its own: never busy, never full.
-        Err(Refusal::ConversationFull { .. }) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "the conversation is full (CITED_MAX_EXCHANGES)",
-                None,
-                "conversation_full",
-            );
-        }
-        Err(Refusal::Busy) => {
-            return error(
-                StatusCode::CONFLICT,
-                "another answer is still running",
-                None,
-                "busy",
-            );
-        }
-    };
-    let Running {
-        events: mut receiver,
-        cancel,
-        done: run,
-    } = running;
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    let id = format!(
-        "chatcmpl-cited-{}",
-        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    );
-    let created = now_secs();
-    let model = request.model.clone();
-    // The answer is stopped when the client goes away (the body is dropped).
-    let guard = cancel.drop_guard();
-    // Until the first token (at most `FIRST_WORD`), nothing is sent: an answer that fails
-    // before writing anything (the model unreachable, say) answers with an error status
-    // in OpenAI's shape instead of a 200 with an empty answer.
+        Refusal::ConversationFull { .. } => error(
+            StatusCode::BAD_REQUEST,
+            "the conversation is full (CITED_MAX_EXCHANGES)",
+            None,
+            "conversation_full",
+        ),
+        Refusal::Busy => error(
+            StatusCode::CONFLICT,
+            "another answer is still running",
+            None,
+            "busy",
+        ),
+    }
+}
+
+/// Waits (at most `FIRST_WORD`) for the answer's first token, its end or its failure,
+/// sending nothing meanwhile: an answer that fails before writing anything (the model
+/// unreachable, say) answers with an error status in OpenAI's shape instead of a 200 with
+/// an empty answer. The events read are replayed.
+async fn first_word(mut receiver: crate::ssr::answer::Events) -> Result<Replay, String> {
     let mut early = Vec::new();
     let wait = tokio::time::timeout(FIRST_WORD, async {
         while let Some(event) = receiver.next().await {
@@ -324,101 +354,149 @@ pub async fn completions(
         AnswerEvent::Failed { message } => Some(message.clone()),
         _ => None,
     });
-    if let (Ok(()), Some(message)) = (wait, failed) {
-        drop(guard);
-        return error(StatusCode::BAD_GATEWAY, &message, None, "answer_failed");
+    match (wait, failed) {
+        (Ok(()), Some(message)) => Err(message),
+        _ => Ok(Replay {
+            early: early.into(),
+            rest: receiver,
+        }),
     }
-    let receiver = Replay {
-        early: early.into(),
-        rest: receiver,
-    };
-    if !request.stream {
-        // Headers go out now; the body follows when the answer is done, so a long
-        // Research answer is not cut by the server's header timeout.
-        let body = futures_util::stream::once(async move {
-            let _guard = guard;
-            let mut receiver = receiver;
-            while receiver.recv().await.is_some() {}
-            let exchange = run.await.unwrap_or_default();
-            let (citations, cited_sources, cited_claims) = answer::cited_json(&exchange);
-            let value = json!({
-                "id": id,
-                "object": "chat.completion",
-                "created": created,
-                "model": model,
-                "choices": [{
-                    "index": 0,
-                    "message": { "role": "assistant", "content": exchange.answer },
-                    "finish_reason": "stop",
-                }],
-                "usage": usage_json(&exchange),
-                "citations": citations,
-                "cited_sources": cited_sources,
-                "cited_claims": cited_claims,
-            });
-            Ok::<_, std::convert::Infallible>(value.to_string())
-        });
-        return Response::builder()
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from_stream(body))
-            .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response());
+}
+
+/// A running answer as the API serves it: its events, the exchange it ends with, and the
+/// guard that stops it when the client goes away.
+struct Answer {
+    events: Replay,
+    done: tokio::task::JoinHandle<Exchange>,
+    guard: tokio_util::sync::DropGuard,
+}
+
+/// What every object of one reply carries.
+#[derive(Clone)]
+struct Reply {
+    id: String,
+    created: u64,
+    model: String,
+}
+
+impl Reply {
+    fn new(model: String) -> Reply {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Reply {
+            id: format!(
+                "chatcmpl-cited-{}",
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            ),
+            created: now_secs(),
+            model,
+        }
     }
-    let chunk = move |delta: Value, finish: Option<&str>| {
+
+    /// One `chat.completion.chunk`.
+    fn chunk(&self, delta: Value, finish: Option<&str>) -> Value {
         json!({
-            "id": id,
+            "id": self.id,
             "object": "chat.completion.chunk",
-            "created": created,
-            "model": model,
+            "created": self.created,
+            "model": self.model,
             "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }],
         })
-    };
-    let first = chunk(json!({ "role": "assistant", "content": "" }), None);
+    }
+
+    /// The last chunk: the finish reason, the citations and the usage.
+    fn last_chunk(&self, exchange: &Exchange) -> Value {
+        let (citations, cited_sources, cited_claims) = answer::cited_json(exchange);
+        let mut last = self.chunk(json!({}), Some("stop"));
+        last["citations"] = json!(citations);
+        last["cited_sources"] = json!(cited_sources);
+        last["cited_claims"] = json!(cited_claims);
+        last["usage"] = usage_json(exchange);
+        last
+    }
+
+    /// The whole `chat.completion`.
+    fn completion(&self, exchange: &Exchange) -> Value {
+        let (citations, cited_sources, cited_claims) = answer::cited_json(exchange);
+        json!({
+            "id": self.id,
+            "object": "chat.completion",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{
+                "index": 0,
+                "message": { "role": "assistant", "content": exchange.answer },
+                "finish_reason": "stop",
+            }],
+            "usage": usage_json(exchange),
+            "citations": citations,
+            "cited_sources": cited_sources,
+            "cited_claims": cited_claims,
+        })
+    }
+}
+
+/// The answer as one `chat.completion`: headers go out now, the body when the answer is
+/// done, so a long Research answer is not cut by the server's header timeout.
+fn whole(reply: Reply, answer: Answer) -> Response {
+    let body = futures_util::stream::once(async move {
+        let Answer {
+            mut events,
+            done,
+            guard,
+        } = answer;
+        let _guard = guard;
+        while events.recv().await.is_some() {}
+        let exchange = done.await.unwrap_or_default();
+        Ok::<_, std::convert::Infallible>(reply.completion(&exchange).to_string())
+    });
+    Response::builder()
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from_stream(body))
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+/// The answer as server-sent `chat.completion.chunk` events, then `[DONE]`; gzipped (one
+/// stream, flushed after every batch of events, so each frame decodes the moment it
+/// arrives) when the client takes it.
+fn streamed(reply: Reply, answer: Answer, mode: Mode, gzip: bool) -> Response {
+    let first = reply.chunk(json!({ "role": "assistant", "content": "" }), None);
     // Agent text may turn out to be thinking (the model calls a tool after it, and a
     // `Rewrite` takes it back); a stream cannot take text back, so an Agent's text is held
     // until the model's reply is over. Other modes stream each token as it comes.
     let hold = mode == Mode::Agent;
+    let Answer {
+        events,
+        done,
+        guard,
+    } = answer;
     let frames = futures_util::stream::unfold(
-        (receiver, Some(run), Some(guard), chunk, Held::default()),
-        move |(mut receiver, mut run, guard, chunk, mut held)| async move {
+        (events, Some(done), guard, reply, Held::default()),
+        move |(mut events, mut done, guard, reply, mut held)| async move {
             loop {
-                let event = receiver.recv().await;
+                let event = events.recv().await;
                 let ended = event.is_none();
                 let out = match event {
                     Some(event) => held.take(event, hold),
                     None => held.flush(),
                 };
                 if let Some(text) = out.filter(|text| !text.is_empty()) {
-                    let frame = chunk(json!({ "content": text }), None);
-                    return Some((vec![frame], (receiver, run, guard, chunk, held)));
+                    let frame = reply.chunk(json!({ "content": text }), None);
+                    return Some((frame, (events, done, guard, reply, held)));
                 }
                 if ended {
-                    let handle = run.take()?;
-                    let exchange = handle.await.unwrap_or_default();
-                    let (citations, cited_sources, cited_claims) = answer::cited_json(&exchange);
-                    let mut last = chunk(json!({}), Some("stop"));
-                    last["citations"] = json!(citations);
-                    last["cited_sources"] = json!(cited_sources);
-                    last["cited_claims"] = json!(cited_claims);
-                    last["usage"] = usage_json(&exchange);
-                    return Some((vec![last], (receiver, run, guard, chunk, held)));
+                    let exchange = done.take()?.await.unwrap_or_default();
+                    let last = reply.last_chunk(&exchange);
+                    return Some((last, (events, done, guard, reply, held)));
                 }
             }
         },
-    )
-    .flat_map(futures_util::stream::iter);
+    );
     let events = futures_util::stream::once(async move { first })
         .chain(frames)
         .map(|frame| format!("data: {frame}\n\n"))
         .chain(futures_util::stream::once(async {
             "data: [DONE]\n\n".to_string()
         }));
-    // Gzipped like `/api/ask` when the client takes it: flushed after every batch of
-    // events, so each frame decodes the moment it arrives.
-    let gzip = headers
-        .get_all(header::ACCEPT_ENCODING)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .any(crate::ssr::request::takes_gzip);
     let body = crate::ssr::framing::body(events, gzip).map(Ok::<_, std::convert::Infallible>);
     let mut response = Response::builder()
         .header(header::CONTENT_TYPE, "text/event-stream")

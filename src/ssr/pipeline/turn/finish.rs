@@ -29,6 +29,74 @@ impl Turn {
     /// Ends the answer: stopped or done, the sources it may cite, the numbers it cites,
     /// `Done`, and the exchange saved to the session (unless a `/reset` came since).
     pub async fn finish(mut self, outcome: Result<(), Halted>) -> Exchange {
+        let answered = self.conclude(outcome).await;
+        let mut exchange = std::mem::take(&mut self.exchange);
+        exchange.done = true;
+        tracing::info!(chars = exchange.answer.chars().count(), cited = ?exchange.cited, coverage = ?exchange.coverage, usage = ?exchange.usage, stopped = exchange.stopped, "answer done");
+        let done = AnswerEvent::Done {
+            cited: exchange.cited.clone(),
+            stopped: exchange.stopped,
+            coverage: exchange.coverage,
+            usage: exchange.usage.clone(),
+            unsearched: exchange.unsearched,
+        };
+        self.send_anyway(done).await;
+        // A new conversation is named meanwhile (the answer is known now).
+        let failed = exchange.notices.iter().any(|n| n.level == Level::Error);
+        let naming = match &self.stored {
+            Some((conversation, 0)) if answered && !exchange.stopped && !failed => {
+                self.name_conversation(conversation.clone(), &exchange)
+            }
+            _ => None,
+        };
+        let naming_began = tokio::time::Instant::now();
+        // The answer is on screen; now, side by side, its citations are checked against
+        // their pages and its follow-up questions are written.
+        let (checked, (related, asked)) = tokio::join!(
+            self.checked(&exchange, answered),
+            self.follow_ups(&exchange)
+        );
+        // A status line was shown for either: it is cleared.
+        if checked.is_some() || asked {
+            let _ = self.status(None).await;
+        }
+        if let Some((checks, coverage, usage)) = checked {
+            exchange.alignments = checks.alignments;
+            exchange.claims = checks.claims;
+            exchange.coverage = coverage;
+            if usage.is_some() {
+                exchange.usage = usage;
+            }
+        }
+        exchange.related = related;
+        exchange.state = if exchange.stopped {
+            ExchangeState::Stopped
+        } else if exchange.notices.iter().any(|n| n.level == Level::Error) {
+            ExchangeState::Failed
+        } else {
+            ExchangeState::Done
+        };
+        self.keep(&mut exchange).await;
+        // An open page shows the model's title if it comes soon; it is saved whenever it
+        // comes (within its own deadline).
+        if let Some(naming) = naming {
+            let waited = tokio::time::timeout_at(naming_began + RELATED_DEADLINE, naming).await;
+            if let (Ok(Ok(title)), Some((id, _))) = (waited, &self.stored) {
+                let id = id.clone();
+                self.send_anyway(AnswerEvent::Titled { id, title }).await;
+            }
+        }
+        self.session
+            .push_exchange(self.generation, exchange.clone());
+        self.browser_changed().await;
+        self.count(&exchange);
+        exchange
+    }
+
+    /// Settles the answer as written: stopped or not, the sources it may cite (sent), the
+    /// plan, the notes, the numbers it cites, its coverage, a warning when it cites none
+    /// of the sources found, and the usage. True when there is an answer at all.
+    async fn conclude(&mut self, outcome: Result<(), Halted>) -> bool {
         if outcome.is_err() || self.cancel.is_cancelled() {
             self.exchange.stopped = true;
         }
@@ -71,98 +139,76 @@ impl Turn {
             self.warn_anyway(text).await;
         }
         self.exchange.usage = self.usage();
-        let mut exchange = std::mem::take(&mut self.exchange);
-        exchange.done = true;
-        tracing::info!(chars = exchange.answer.chars().count(), cited = ?exchange.cited, coverage = ?exchange.coverage, usage = ?exchange.usage, stopped = exchange.stopped, "answer done");
-        let done = AnswerEvent::Done {
-            cited: exchange.cited.clone(),
-            stopped: exchange.stopped,
-            coverage: exchange.coverage,
-            usage: exchange.usage.clone(),
-            unsearched: exchange.unsearched,
-        };
-        self.send_anyway(done).await;
-        // A new conversation is named meanwhile (the answer is known now).
-        let failed = exchange.notices.iter().any(|n| n.level == Level::Error);
-        let naming = match &self.stored {
-            Some((conversation, 0)) if answered && !exchange.stopped && !failed => {
-                self.name_conversation(conversation.clone(), &exchange)
-            }
-            _ => None,
-        };
-        let naming_began = tokio::time::Instant::now();
-        // The answer is on screen; now, side by side, its citations are checked against
-        // their pages and its follow-up questions are written.
+        answered
+    }
+
+    /// The ended answer's citations checked against their pages (`Aligned` sent), with
+    /// the coverage counting cited's own attributions and the usage counting the judge's
+    /// tokens; `None` when checks are off or there is nothing to check.
+    async fn checked(
+        &self,
+        exchange: &Exchange,
+        answered: bool,
+    ) -> Option<(
+        super::checking::Checks,
+        Option<crate::model::Coverage>,
+        Option<crate::model::TokenUsage>,
+    )> {
         let checking = !self.state.config.align_deadline.is_zero()
             && self.state.config.check != crate::ssr::config::Check::Off;
-        let check = async {
-            if !checking || !answered || exchange.stopped || exchange.sources.is_empty() {
-                return None;
-            }
-            let _ = self.status(Some(crate::model::Status::Aligning)).await;
-            let checks = self.check_citations(&exchange).await;
-            let share = crate::model::SupportShare::of(&checks.alignments);
-            let added = checks.claims.iter().filter(|c| c.added.is_some()).count() as u32;
-            tracing::info!(
-                checked = share.checked,
-                supported = share.supported,
-                partial = share.partial,
-                not_checked = share.not_checked,
-                added,
-                unsupported_claims = checks.claims.len() as u32 - added,
-                judged = checks.judged,
-                "citations checked"
-            );
-            // The judge's tokens join the answer's.
-            let usage = checks.judged.then(|| self.usage()).flatten();
-            // Claims cited attributed count as cited, and apart.
-            let coverage = exchange.coverage.map(|coverage| crate::model::Coverage {
-                cited: coverage.cited + added,
-                added,
-                ..coverage
-            });
-            self.send_anyway(AnswerEvent::Aligned {
-                alignments: checks.alignments.clone(),
-                claims: checks.claims.clone(),
-                coverage: (added > 0).then_some(coverage).flatten(),
-                usage: usage.clone(),
+        if !checking || !answered || exchange.stopped || exchange.sources.is_empty() {
+            return None;
+        }
+        let _ = self.status(Some(crate::model::Status::Aligning)).await;
+        let checks = self.check_citations(exchange).await;
+        let share = crate::model::SupportShare::of(&checks.alignments);
+        let added = checks.claims.iter().filter(|c| c.added.is_some()).count() as u32;
+        tracing::info!(
+            checked = share.checked,
+            supported = share.supported,
+            partial = share.partial,
+            not_checked = share.not_checked,
+            added,
+            unsupported_claims = checks.claims.len() as u32 - added,
+            judged = checks.judged,
+            "citations checked"
+        );
+        // The judge's tokens join the answer's.
+        let usage = checks.judged.then(|| self.usage()).flatten();
+        // Claims cited attributed count as cited, and apart.
+        let coverage = exchange.coverage.map(|coverage| crate::model::Coverage {
+            cited: coverage.cited + added,
+            added,
+            ..coverage
+        });
+        self.send_anyway(AnswerEvent::Aligned {
+            alignments: checks.alignments.clone(),
+            claims: checks.claims.clone(),
+            coverage: (added > 0).then_some(coverage).flatten(),
+            usage: usage.clone(),
+        })
+        .await;
+        Some((checks, coverage, usage))
+    }
+
+    /// The follow-up questions (`Related` sent when there are any), and whether a model
+    /// was asked for them.
+    async fn follow_ups(&self, exchange: &Exchange) -> (Vec<String>, bool) {
+        let (questions, asked) = self.related(exchange).await;
+        if !questions.is_empty() {
+            self.send_anyway(AnswerEvent::Related {
+                questions: questions.clone(),
             })
             .await;
-            Some((checks, coverage, usage))
-        };
-        let follow_ups = async {
-            let (questions, asked) = self.related(&exchange).await;
-            if !questions.is_empty() {
-                self.send_anyway(AnswerEvent::Related {
-                    questions: questions.clone(),
-                })
-                .await;
-            }
-            (questions, asked)
-        };
-        let (alignments, (related, asked)) = tokio::join!(check, follow_ups);
-        // A status line was shown for either: it is cleared.
-        if alignments.is_some() || asked {
-            let _ = self.status(None).await;
         }
-        if let Some((checks, coverage, usage)) = alignments {
-            exchange.alignments = checks.alignments;
-            exchange.claims = checks.claims;
-            exchange.coverage = coverage;
-            if usage.is_some() {
-                exchange.usage = usage;
-            }
-        }
-        exchange.related = related;
-        exchange.state = if exchange.stopped {
-            ExchangeState::Stopped
-        } else if exchange.notices.iter().any(|n| n.level == Level::Error) {
-            ExchangeState::Failed
-        } else {
-            ExchangeState::Done
-        };
+        (questions, asked)
+    }
+
+    /// Saves the ended exchange to its conversation, if it has one; when the database
+    /// never came back, the answer says it was not kept.
+    async fn keep(&self, exchange: &mut Exchange) {
         if let Some((conversation, seq)) = self.stored.clone() {
-            if !self.save(&conversation, seq, &exchange).await {
+            if !self.save(&conversation, seq, exchange).await {
                 let notice = crate::model::Notice {
                     level: Level::Warning,
                     text: self.texts().not_saved.to_string(),
@@ -171,20 +217,6 @@ impl Turn {
                 self.send_anyway(AnswerEvent::Notice { notice }).await;
             }
         }
-        // An open page shows the model's title if it comes soon; it is saved whenever it
-        // comes (within its own deadline).
-        if let Some(naming) = naming {
-            let waited = tokio::time::timeout_at(naming_began + RELATED_DEADLINE, naming).await;
-            if let (Ok(Ok(title)), Some((id, _))) = (waited, &self.stored) {
-                let id = id.clone();
-                self.send_anyway(AnswerEvent::Titled { id, title }).await;
-            }
-        }
-        self.session
-            .push_exchange(self.generation, exchange.clone());
-        self.browser_changed().await;
-        self.count(&exchange);
-        exchange
     }
 
     /// Writes the ended exchange, trying again while the database is away, for up to
