@@ -40,122 +40,30 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
                 ..Exchange::default()
             })
         });
-        spawn_local(async move {
-            match ask(question.clone(), force_search.then_some(true)).await {
-                Err(error) => {
-                    // Refused (empty, too long, busy) or unreachable: say why, lose nothing.
-                    if let Some(exchange) = exchange {
-                        chat.remove(exchange);
-                    }
-                    if from_box {
-                        draft.set(question);
-                    }
-                    chat.status.set(error.to_string());
-                }
-                Ok(stream) => {
-                    let mut decoder = LineDecoder::default();
-                    let mut stream = stream.into_inner();
-                    while let Some(chunk) = stream.next().await {
-                        match chunk {
-                            Ok(bytes) => {
-                                for event in decoder.push(&bytes) {
-                                    apply(chat, settings, history, exchange, event, t);
-                                }
-                            }
-                            Err(error) => {
-                                chat.progress.set(false);
-                                chat.status.set(error.to_string());
-                                break;
-                            }
-                        }
-                    }
-                    if let Some(exchange) = exchange {
-                        exchange.head.update(|e| e.done = true);
-                    }
-                }
-            }
-            chat.answering.set(false);
-        });
+        spawn_local(ask_and_show(
+            Asked {
+                chat,
+                settings,
+                history,
+                t,
+            },
+            question,
+            force_search,
+            exchange,
+            from_box.then_some(draft),
+        ));
     };
 
     // A page opened while this browser's answer is still being written (a refresh, a
     // second tab, another instance behind the load balancer) catches up with it from its
     // first event and follows it to the end.
     Effect::new(move |_| {
-        spawn_local(async move {
-            let Ok(stream) = follow_answer(Some(0), Some(true)).await else {
-                return;
-            };
-            let mut decoder = LineDecoder::default();
-            let mut stream = stream.into_inner();
-            let mut exchange = None;
-            'events: while let Some(Ok(bytes)) = stream.next().await {
-                for event in decoder.push(&bytes) {
-                    // An answer kept in another conversation than the one on this page (a
-                    // new chat was started, or another one opened, while it was written)
-                    // is not this page's to show.
-                    if let (AnswerEvent::Conversation { id, .. }, Some(history)) = (&event, history)
-                    {
-                        if history.current_id().as_deref() != Some(id.as_str()) {
-                            if let Some(followed) = exchange.take() {
-                                chat.remove(followed);
-                                chat.answering.set(false);
-                                chat.progress.set(false);
-                                chat.status.set(String::new());
-                            }
-                            break 'events;
-                        }
-                    }
-                    if let AnswerEvent::Started { question, .. } = &event {
-                        if chat.answering.get_untracked() {
-                            // A question sent from this page meanwhile has its own stream.
-                            break 'events;
-                        }
-                        // The browser's latest answer: it replaces the stored copy of its
-                        // question shown last (being answered, or just saved).
-                        let shown = chat.exchanges.with_untracked(|exchanges| {
-                            exchanges.last().map(|(_, live)| *live).filter(|live| {
-                                live.head.with_untracked(|e| e.question == *question)
-                            })
-                        });
-                        if let Some(shown) = shown {
-                            chat.remove(shown);
-                        }
-                        exchange = Some(chat.push(Exchange {
-                            question: question.clone(),
-                            mode: settings.get_untracked().mode,
-                            ..Exchange::default()
-                        }));
-                        chat.answering.set(true);
-                    }
-                    apply(chat, settings, history, exchange, event, t);
-                }
-            }
-            match exchange {
-                Some(exchange) => {
-                    exchange.head.update(|e| e.done = true);
-                    chat.answering.set(false);
-                }
-                None => {
-                    // Nothing to follow, yet the page shows a question still being answered:
-                    // it ended meanwhile; show how it ended.
-                    let unfinished = chat.exchanges.with_untracked(|exchanges| {
-                        exchanges.iter().any(|(_, live)| {
-                            live.head
-                                .with_untracked(|e| e.state == ExchangeState::Answering)
-                        })
-                    });
-                    if unfinished && !chat.answering.get_untracked() {
-                        if let Ok(exchanges) = get_conversation().await {
-                            chat.exchanges.set(Vec::new());
-                            for exchange in exchanges {
-                                chat.push(exchange);
-                            }
-                        }
-                    }
-                }
-            }
-        });
+        spawn_local(follow_running(Asked {
+            chat,
+            settings,
+            history,
+            t,
+        }));
     });
 
     let send = move || {
@@ -214,49 +122,11 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
     let add_files = move |list: Option<web_sys::FileList>| {
         let Some(list) = list else { return };
         let files: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).collect();
-        spawn_local(async move {
-            for file in files {
-                let url = format!(
-                    "/api/files?name={}",
-                    String::from(js_sys::encode_uri_component(&file.name()))
-                );
-                let message = match post_json(&url, Some(&file)).await {
-                    Ok(reply) => {
-                        if let Some(items) = items_of(&reply) {
-                            attached.set(items);
-                        }
-                        text_at(&reply, "message")
-                            .or_else(|| text_at(&reply, "error"))
-                            .unwrap_or_default()
-                    }
-                    Err(()) => t.file_unreadable.replace("{reason}", &file.name()),
-                };
-                chat.status.set(message);
-            }
-        });
+        spawn_local(upload(files, attached, chat, t));
     };
 
     // Takes a file out of the conversation; the list and the status line say so.
-    let remove_file = move |id: String| {
-        spawn_local(async move {
-            let url = format!(
-                "/api/files/remove?id={}",
-                String::from(js_sys::encode_uri_component(&id))
-            );
-            match post_json(&url, None).await {
-                Ok(reply) => {
-                    if let Some(items) = items_of(&reply) {
-                        attached.set(items);
-                    }
-                    let message = text_at(&reply, "message")
-                        .or_else(|| text_at(&reply, "error"))
-                        .unwrap_or_default();
-                    chat.status.set(message);
-                }
-                Err(()) => chat.status.set(t.file_not_found.to_string()),
-            }
-        });
-    };
+    let remove_file = move |id: String| spawn_local(remove(id, attached, chat, t));
 
     let on_keydown = move |event: ev::KeyboardEvent| {
         // 229: the key event of an input method that is still composing.
@@ -358,6 +228,203 @@ pub fn Composer(chat: Chat, settings: RwSignal<Settings>) -> impl IntoView {
                 <p class="noscript">{t.no_script}</p>
             </noscript>
         </form>
+    }
+}
+
+/// What the page's answer streams write into.
+#[derive(Clone, Copy)]
+struct Asked {
+    chat: Chat,
+    settings: RwSignal<Settings>,
+    history: Option<LiveHistory>,
+    t: &'static Texts,
+}
+
+/// Asks `question` and shows its answer as it streams into `exchange` (none for a
+/// `/command`). Refused (empty, too long, busy) or unreachable: the page says why and loses
+/// nothing, the question going back into the box it came from (`draft`).
+async fn ask_and_show(
+    asked: Asked,
+    question: String,
+    force_search: bool,
+    exchange: Option<LiveExchange>,
+    draft: Option<RwSignal<String>>,
+) {
+    let Asked {
+        chat,
+        settings,
+        history,
+        t,
+    } = asked;
+    match ask(question.clone(), force_search.then_some(true)).await {
+        Err(error) => {
+            if let Some(exchange) = exchange {
+                chat.remove(exchange);
+            }
+            if let Some(draft) = draft {
+                draft.set(question);
+            }
+            chat.status.set(error.to_string());
+        }
+        Ok(stream) => {
+            let mut decoder = LineDecoder::default();
+            let mut stream = stream.into_inner();
+            while let Some(chunk) = stream.next().await {
+                match chunk {
+                    Ok(bytes) => {
+                        for event in decoder.push(&bytes) {
+                            apply(chat, settings, history, exchange, event, t);
+                        }
+                    }
+                    Err(error) => {
+                        chat.progress.set(false);
+                        chat.status.set(error.to_string());
+                        break;
+                    }
+                }
+            }
+            if let Some(exchange) = exchange {
+                exchange.head.update(|e| e.done = true);
+            }
+        }
+    }
+    chat.answering.set(false);
+}
+
+/// A page opened while this browser's answer is still being written (a refresh, a second
+/// tab, another instance behind the load balancer) catches up with it from its first event
+/// and follows it to the end; an answer that ended meanwhile is shown as it ended.
+async fn follow_running(asked: Asked) {
+    let Asked {
+        chat,
+        settings,
+        history,
+        t,
+    } = asked;
+    let Ok(stream) = follow_answer(Some(0), Some(true)).await else {
+        return;
+    };
+    let mut decoder = LineDecoder::default();
+    let mut stream = stream.into_inner();
+    let mut exchange = None;
+    'events: while let Some(Ok(bytes)) = stream.next().await {
+        for event in decoder.push(&bytes) {
+            // An answer kept in another conversation than the one on this page (a new chat
+            // was started, or another one opened, while it was written) is not this page's
+            // to show.
+            if let (AnswerEvent::Conversation { id, .. }, Some(history)) = (&event, history) {
+                if history.current_id().as_deref() != Some(id.as_str()) {
+                    if let Some(followed) = exchange.take() {
+                        chat.remove(followed);
+                        chat.answering.set(false);
+                        chat.progress.set(false);
+                        chat.status.set(String::new());
+                    }
+                    break 'events;
+                }
+            }
+            if let AnswerEvent::Started { question, .. } = &event {
+                if chat.answering.get_untracked() {
+                    // A question sent from this page meanwhile has its own stream.
+                    break 'events;
+                }
+                // The browser's latest answer: it replaces the stored copy of its question
+                // shown last (being answered, or just saved).
+                let shown = chat.exchanges.with_untracked(|exchanges| {
+                    exchanges
+                        .last()
+                        .map(|(_, live)| *live)
+                        .filter(|live| live.head.with_untracked(|e| e.question == *question))
+                });
+                if let Some(shown) = shown {
+                    chat.remove(shown);
+                }
+                exchange = Some(chat.push(Exchange {
+                    question: question.clone(),
+                    mode: settings.get_untracked().mode,
+                    ..Exchange::default()
+                }));
+                chat.answering.set(true);
+            }
+            apply(chat, settings, history, exchange, event, t);
+        }
+    }
+    match exchange {
+        Some(exchange) => {
+            exchange.head.update(|e| e.done = true);
+            chat.answering.set(false);
+        }
+        None => {
+            // Nothing to follow, yet the page shows a question still being answered: it
+            // ended meanwhile; show how it ended.
+            let unfinished = chat.exchanges.with_untracked(|exchanges| {
+                exchanges.iter().any(|(_, live)| {
+                    live.head
+                        .with_untracked(|e| e.state == ExchangeState::Answering)
+                })
+            });
+            if unfinished && !chat.answering.get_untracked() {
+                if let Ok(exchanges) = get_conversation().await {
+                    chat.exchanges.set(Vec::new());
+                    for exchange in exchanges {
+                        chat.push(exchange);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Adds each file to the conversation, one after another; the list and the status line
+/// say how each went.
+async fn upload(
+    files: Vec<web_sys::File>,
+    attached: RwSignal<Vec<(String, String)>>,
+    chat: Chat,
+    t: &'static Texts,
+) {
+    for file in files {
+        let url = format!(
+            "/api/files?name={}",
+            String::from(js_sys::encode_uri_component(&file.name()))
+        );
+        let message = match post_json(&url, Some(&file)).await {
+            Ok(reply) => {
+                if let Some(items) = items_of(&reply) {
+                    attached.set(items);
+                }
+                text_at(&reply, "message")
+                    .or_else(|| text_at(&reply, "error"))
+                    .unwrap_or_default()
+            }
+            Err(()) => t.file_unreadable.replace("{reason}", &file.name()),
+        };
+        chat.status.set(message);
+    }
+}
+
+/// Takes a file out of the conversation; the list and the status line say so.
+async fn remove(
+    id: String,
+    attached: RwSignal<Vec<(String, String)>>,
+    chat: Chat,
+    t: &'static Texts,
+) {
+    let url = format!(
+        "/api/files/remove?id={}",
+        String::from(js_sys::encode_uri_component(&id))
+    );
+    match post_json(&url, None).await {
+        Ok(reply) => {
+            if let Some(items) = items_of(&reply) {
+                attached.set(items);
+            }
+            let message = text_at(&reply, "message")
+                .or_else(|| text_at(&reply, "error"))
+                .unwrap_or_default();
+            chat.status.set(message);
+        }
+        Err(()) => chat.status.set(t.file_not_found.to_string()),
     }
 }
 

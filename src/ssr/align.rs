@@ -728,6 +728,73 @@ fn best_window(claim: &[Word], weights: &[f64], per_sentence: &[Vec<Word>]) -> (
     best.map_or((0, 0), |(_, first, last)| (first, last))
 }
 
+/// The weight of each of the claim's words: its inverse document frequency over the
+/// source's sentences (a word the source never uses weighs as much as one it uses once).
+fn idf_weights(claim: &[Word], per_sentence: &[Vec<Word>]) -> Vec<f64> {
+    let n = per_sentence.len() as f64;
+    claim
+        .iter()
+        .map(|term| {
+            let seen = per_sentence
+                .iter()
+                .filter(|words| words.iter().any(|w| term.meets(w)))
+                .count()
+                .max(1) as f64;
+            (1.0 + (n - seen + 0.5) / (seen + 0.5)).ln()
+        })
+        .collect()
+}
+
+/// Where the sentence's things stand in the passage against where the sentence puts them.
+struct Roles {
+    reversed: bool,
+    names_swapped: bool,
+    anchor_moved: bool,
+    sides_swapped: bool,
+}
+
+/// [`Roles`] of the sentence's deduplicated words `claim` (weighted by `weights`) in the
+/// passage's `window`.
+fn roles(
+    (sentence, claim, weights): (&str, &[Word], &[f64]),
+    (source, window): (&str, &[&Word]),
+) -> Roles {
+    let claim_refs: Vec<&Word> = claim.iter().collect();
+    let claim_texts: Vec<&str> = claim.iter().map(|w| w.text.as_str()).collect();
+    let window_texts: Vec<&str> = window.iter().map(|w| w.text.as_str()).collect();
+    let reversed = compare::reversed(&claim_texts, &window_texts, |i, j| {
+        claim[i].meets(window[j])
+    })
+    .unwrap_or(false);
+    let claim_names = names(sentence, &claim_refs);
+    let window_names = names(source, window);
+    let names_swapped = roles_swapped(
+        (sentence, &claim_refs, &claim_names),
+        (source, window, &window_names),
+    );
+    // Numbers bind to words by place, so these read the sentence whole, numbers and all.
+    let sentence_words = words(sentence, 0);
+    let sentence_refs: Vec<&Word> = sentence_words.iter().collect();
+    let sentence_names = names(sentence, &sentence_refs);
+    let weight = |w: &Word| {
+        claim
+            .iter()
+            .zip(weights)
+            .find(|(term, _)| term.text == w.text)
+            .map_or(1.0, |(_, weight)| *weight)
+    };
+    Roles {
+        reversed,
+        names_swapped,
+        anchor_moved: anchors_moved(
+            (sentence, &sentence_refs, &sentence_names),
+            (source, window, &window_names),
+            &weight,
+        ),
+        sides_swapped: sides_swapped((sentence, &sentence_refs), (source, window)),
+    }
+}
+
 /// Finds the passage of `source` that best supports `sentence`.
 pub fn align(sentence: &str, source: &str) -> Aligned {
     // Numbers are compared apart: a wrong number does not make the passage about
@@ -760,20 +827,7 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
         .map(|&(start, end)| words(&source[start..end], start))
         .collect();
     let holds = |words: &[&Word], term: &Word| words.iter().any(|w| term.meets(w));
-    // Document frequencies of the sentence's words over the source's sentences; a word the
-    // source never uses weighs as much as one it uses once.
-    let n = per_sentence.len() as f64;
-    let weights: Vec<f64> = claim
-        .iter()
-        .map(|term| {
-            let seen = per_sentence
-                .iter()
-                .filter(|words| holds(&words.iter().collect::<Vec<_>>(), term))
-                .count()
-                .max(1) as f64;
-            (1.0 + (n - seen + 0.5) / (seen + 0.5)).ln()
-        })
-        .collect();
+    let weights = idf_weights(&claim, &per_sentence);
     let (first, last) = best_window(&claim, &weights, &per_sentence);
     let window: Vec<&Word> = per_sentence[first..=last].iter().flatten().collect();
     let everything: Vec<&Word> = per_sentence.iter().flatten().collect();
@@ -796,33 +850,9 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
     let claimed = numbers(sentence);
     let stated = numbers(passage);
     let claim_refs: Vec<&Word> = claim.iter().collect();
-    let claim_texts: Vec<&str> = claim.iter().map(|w| w.text.as_str()).collect();
-    let window_texts: Vec<&str> = window.iter().map(|w| w.text.as_str()).collect();
-    let reversed = compare::reversed(&claim_texts, &window_texts, |i, j| {
-        claim[i].meets(window[j])
-    })
-    .unwrap_or(false);
     let claim_names = names(sentence, &claim_refs);
     let window_names = names(source, &window);
-    let names_swapped = roles_swapped(
-        (sentence, &claim_refs, &claim_names),
-        (source, &window, &window_names),
-    );
-    let sentence_words = words(sentence, 0);
-    let sentence_refs: Vec<&Word> = sentence_words.iter().collect();
-    let sentence_names = names(sentence, &sentence_refs);
-    let weight = |w: &Word| {
-        claim
-            .iter()
-            .zip(&weights)
-            .find(|(term, _)| term.text == w.text)
-            .map_or(1.0, |(_, weight)| *weight)
-    };
-    let anchor_moved = anchors_moved(
-        (sentence, &sentence_refs, &sentence_names),
-        (source, &window, &window_names),
-        &weight,
-    );
+    let roles = roles((sentence, &claim, &weights), (source, &window));
     let features = Features {
         cross,
         words: claim.len(),
@@ -847,7 +877,7 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
             .count(),
         contradicted_numbers: contradicted(sentence, passage, cross),
         negation_differs: negated(&claim_refs, &window) != negated(&window, &claim_refs),
-        reversed,
+        reversed: roles.reversed,
         missing_names: claim_names
             .iter()
             .filter(|name| !holds(&window, name))
@@ -856,9 +886,9 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
             .iter()
             .filter(|name| !claim_refs.iter().any(|c| c.meets(name)))
             .count(),
-        names_swapped,
-        anchor_moved,
-        sides_swapped: sides_swapped((sentence, &sentence_refs), (source, &window)),
+        names_swapped: roles.names_swapped,
+        anchor_moved: roles.anchor_moved,
+        sides_swapped: roles.sides_swapped,
     };
     let matched = matched_ranges(&window, &claim, &claimed, start);
     Aligned {

@@ -186,39 +186,7 @@ fn clean(sentence: &str) -> String {
 pub fn answer(question: &str, sources: &[Arc<CitationEntry>]) -> Extract {
     let zh = has_han(question);
     let query: HashSet<String> = tokens(question).into_iter().collect();
-    let mut candidates: Vec<Candidate> = Vec::new();
-    for entry in sources {
-        let mut position = 0;
-        for (code, segment) in segments(&entry.snippet) {
-            if code {
-                if segment.lines().count() <= MAX_CODE_LINES {
-                    candidates.push(Candidate {
-                        number: entry.number,
-                        position,
-                        tokens: tokens(&segment),
-                        text: segment,
-                        code: true,
-                    });
-                }
-                position += 1;
-                continue;
-            }
-            for sentence in sentences(&segment) {
-                let text = clean(sentence);
-                position += 1;
-                if text.chars().filter(|c| c.is_alphanumeric()).count() < 4 {
-                    continue;
-                }
-                candidates.push(Candidate {
-                    number: entry.number,
-                    position,
-                    tokens: tokens(&text),
-                    text,
-                    code: false,
-                });
-            }
-        }
-    }
+    let mut candidates = candidates(sources);
     // A sentence that mostly repeats the question (a FAQ heading, a quoted example)
     // answers nothing: two of its distinct words, and a quarter of them, must be its own.
     candidates.retain(|candidate| {
@@ -273,9 +241,53 @@ pub fn answer(question: &str, sources: &[Arc<CitationEntry>]) -> Extract {
             cited: Vec::new(),
         };
     }
+    compose(&chosen, zh)
+}
+
+/// Every sentence of the sources' snippets a quote could be, and each code block whole.
+fn candidates(sources: &[Arc<CitationEntry>]) -> Vec<Candidate> {
+    let mut candidates: Vec<Candidate> = Vec::new();
+    for entry in sources {
+        let mut position = 0;
+        for (code, segment) in segments(&entry.snippet) {
+            if code {
+                if segment.lines().count() <= MAX_CODE_LINES {
+                    candidates.push(Candidate {
+                        number: entry.number,
+                        position,
+                        tokens: tokens(&segment),
+                        text: segment,
+                        code: true,
+                    });
+                }
+                position += 1;
+                continue;
+            }
+            for sentence in sentences(&segment) {
+                let text = clean(sentence);
+                position += 1;
+                if text.chars().filter(|c| c.is_alphanumeric()).count() < 4 {
+                    continue;
+                }
+                candidates.push(Candidate {
+                    number: entry.number,
+                    position,
+                    tokens: tokens(&text),
+                    text,
+                    code: false,
+                });
+            }
+        }
+    }
+    candidates
+}
+
+/// The answer the chosen candidates make: each sentence followed by its marker (a line
+/// each in Chinese), each code block a block of its own led by a line that cites it.
+fn compose(chosen: &[&Candidate], zh: bool) -> Extract {
     let mut text = String::new();
     let mut cited = Vec::new();
-    for candidate in &chosen {
+    for candidate in chosen {
         if candidate.code {
             // A block of its own, as written, led by a line that cites it.
             if !text.is_empty() && !text.ends_with('\n') {
