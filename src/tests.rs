@@ -256,6 +256,17 @@ impl TestServer {
         response.json().await.unwrap()
     }
 
+    /// A server function called as the page calls it (a form post), its response whatever
+    /// its status: for tests of refusals, headers and cookies.
+    pub async fn send(
+        &self,
+        client: &reqwest::Client,
+        path: &str,
+        form: &[(&str, &str)],
+    ) -> reqwest::Response {
+        client.post(self.url(path)).form(form).send().await.unwrap()
+    }
+
     /// The body of `GET path`, whatever its status.
     pub async fn text(&self, client: &reqwest::Client, path: &str) -> String {
         let response = client.get(self.url(path)).send().await.unwrap();

@@ -152,8 +152,11 @@ pub fn SharedPage(token: String) -> impl IntoView {
                         let chat = Chat::new(view.exchanges)
                             .with_earlier(view.earlier, Some(Earlier::Shared(shared.clone())));
                         let title = view.summary.map(|s| s.title).unwrap_or_default();
+                        // As on the app's page: flips once hydration is done.
+                        let hydrated = RwSignal::new(false);
+                        Effect::new(move |_| hydrated.set(true));
                         view! {
-                            <div class="app shared">
+                            <div class="app shared" data-hydrated=move || hydrated.get().to_string()>
                                 <header class="topbar">
                                     <h1 class="brand">
                                         <a href="/" class="brand-link">

@@ -333,12 +333,9 @@ pub(super) async fn post_ask(
     server: &super::TestServer,
     question: &str,
 ) -> Result<Vec<AnswerEvent>, String> {
-    let response = client
-        .post(server.url("/api/ask"))
-        .form(&[("question", question)])
-        .send()
-        .await
-        .unwrap();
+    let response = server
+        .send(&client, "/api/ask", &[("question", question)])
+        .await;
     if !response.status().is_success() {
         assert_eq!(
             response.status(),
@@ -547,12 +544,9 @@ async fn a_second_question_while_answering_is_a_409_that_says_why() {
     .await;
     let client = super::browser();
     // The first answer keeps streaming while the second question arrives.
-    let first = client
-        .post(server.url("/api/ask"))
-        .form(&[("question", "first")])
-        .send()
-        .await
-        .unwrap();
+    let first = server
+        .send(&client, "/api/ask", &[("question", "first")])
+        .await;
     assert!(first.status().is_success());
     let mut body = first.bytes_stream();
     let mut decoder = LineDecoder::default();
@@ -562,12 +556,9 @@ async fn a_second_question_while_answering_is_a_409_that_says_why() {
         .iter()
         .any(|e| matches!(e, AnswerEvent::Rendered { .. }))
     {}
-    let second = client
-        .post(server.url("/api/ask"))
-        .form(&[("question", "second")])
-        .send()
-        .await
-        .unwrap();
+    let second = server
+        .send(&client, "/api/ask", &[("question", "second")])
+        .await;
     assert_eq!(
         second.status(),
         409,

@@ -340,12 +340,9 @@ async fn shared_conversations_have_a_rate_of_their_own() {
         .await
         .unwrap();
     assert_ne!(first.status(), 429, "no such share, but counted");
-    let again = stranger
-        .post(server.url("/api/shared"))
-        .form(&[("token", token)])
-        .send()
-        .await
-        .unwrap();
+    let again = server
+        .send(&stranger, "/api/shared", &[("token", token)])
+        .await;
     assert_eq!(again.status(), 429);
     assert!(again.headers().contains_key("retry-after"));
     // Its other requests are not held back by it.
@@ -367,12 +364,7 @@ async fn large_bodies_are_refused() {
 }
 
 pub(super) async fn history_of(client: &reqwest::Client, server: &TestServer) -> History {
-    let response = client
-        .post(server.url("/api/history"))
-        .form(&[("query", "")])
-        .send()
-        .await
-        .unwrap();
+    let response = server.send(&client, "/api/history", &[("query", "")]).await;
     let status = response.status();
     let body = response.text().await.unwrap();
     serde_json::from_str(&body).unwrap_or_else(|error| panic!("{status} {body}: {error}"))
@@ -466,11 +458,13 @@ async fn accounts_sign_in_and_see_only_their_own_conversations() {
         .call(&bob, "/api/open_conversation", &[("id", id.as_str())])
         .await;
     assert!(opened.is_none(), "{opened:?}");
-    bob.post(server.url("/api/delete_conversation"))
-        .form(&[("id", id.as_str()), ("deleted", "true")])
-        .send()
-        .await
-        .unwrap();
+    server
+        .send(
+            &bob,
+            "/api/delete_conversation",
+            &[("id", id.as_str()), ("deleted", "true")],
+        )
+        .await;
     let export = bob
         .get(server.url(&format!("/c/{id}/export.md")))
         .send()
@@ -738,12 +732,13 @@ async fn a_full_quota_refuses_new_questions() {
         .begin_exchange(conversation, &big)
         .await
         .unwrap();
-    let refused = client
-        .post(server.url("/api/ask"))
-        .form(&[("question", "How do I run the tests?")])
-        .send()
-        .await
-        .unwrap();
+    let refused = server
+        .send(
+            &client,
+            "/api/ask",
+            &[("question", "How do I run the tests?")],
+        )
+        .await;
     assert_eq!(refused.status(), 507);
     let message = refused.text().await.unwrap();
     assert!(
@@ -778,12 +773,13 @@ async fn added_files_count_in_the_quota_and_uploads_have_a_rate_limit() {
     assert_eq!(refused.status(), 507);
     let message = refused.text().await.unwrap();
     assert!(message.contains("存储上限"), "{message}");
-    let asked = client
-        .post(server.url("/api/ask"))
-        .form(&[("question", "What does the keeper log?")])
-        .send()
-        .await
-        .unwrap();
+    let asked = server
+        .send(
+            &client,
+            "/api/ask",
+            &[("question", "What does the keeper log?")],
+        )
+        .await;
     assert_eq!(asked.status(), 507, "the file's text counts in the quota");
 
     // Another browser: files at the rate of questions (three a minute here), counted apart
@@ -1129,12 +1125,9 @@ async fn a_browser_signed_out_elsewhere_is_out_within_its_recheck() {
     }
     assert_eq!(status, 303, "the old session no longer works");
     // Saving settings from the dead session brings nothing back.
-    let refused = fay
-        .post(server.url("/api/update_settings"))
-        .form(&[("mode", "agent")])
-        .send()
-        .await
-        .unwrap();
+    let refused = server
+        .send(&fay, "/api/update_settings", &[("mode", "agent")])
+        .await;
     assert_eq!(refused.status(), 401);
     let (_, status) = sign_in(&server, "fay", "fay password").await;
     assert_eq!(status, 401, "the old password is gone");

@@ -286,11 +286,7 @@ async fn an_uploaded_file_is_searched_cited_by_page_and_kept_to_its_owner() {
     let response = stranger.get(server.url(&cited.url)).send().await.unwrap();
     assert_eq!(response.status(), 404);
     let (_, listed) = {
-        let response = stranger
-            .post(server.url("/api/files/list"))
-            .send()
-            .await
-            .unwrap();
+        let response = server.send(&stranger, "/api/files/list", &[]).await;
         (
             response.status(),
             response.json::<serde_json::Value>().await.unwrap(),
@@ -306,12 +302,13 @@ async fn an_uploaded_file_is_searched_cited_by_page_and_kept_to_its_owner() {
         .next()
         .unwrap()
         .to_string();
-    let deleted = me
-        .post(server.url("/api/delete_conversation"))
-        .form(&[("id", conversation.as_str()), ("deleted", "true")])
-        .send()
-        .await
-        .unwrap();
+    let deleted = server
+        .send(
+            &me,
+            "/api/delete_conversation",
+            &[("id", conversation.as_str()), ("deleted", "true")],
+        )
+        .await;
     assert_eq!(deleted.status(), 200);
     let response = me.get(server.url(&cited.url)).send().await.unwrap();
     assert_eq!(response.status(), 404);

@@ -24,12 +24,13 @@ async fn page_is_server_rendered_with_the_ui_contract() {
     // Sessions are minted lazily: looking costs nothing, the first change mints one.
     assert!(response.headers().get(SET_COOKIE).is_none());
     let html = response.text().await.unwrap();
-    let minted = client
-        .post(server.url("/api/update_settings"))
-        .form(&[("search_enabled", "true")])
-        .send()
-        .await
-        .unwrap();
+    let minted = server
+        .send(
+            &client,
+            "/api/update_settings",
+            &[("search_enabled", "true")],
+        )
+        .await;
     let cookie = minted
         .headers()
         .get(SET_COOKIE)
@@ -79,11 +80,7 @@ async fn update(client: &reqwest::Client, server: &TestServer, form: &[(&str, &s
 }
 
 async fn fetch(client: &reqwest::Client, server: &TestServer) -> Settings {
-    let response = client
-        .post(server.url("/api/get_settings"))
-        .send()
-        .await
-        .unwrap();
+    let response = server.send(&client, "/api/get_settings", &[]).await;
     assert_eq!(response.status(), 200);
     assert!(response.headers()[CONTENT_TYPE]
         .to_str()
@@ -132,12 +129,9 @@ async fn the_ui_language_follows_accept_language_until_the_user_picks_one() {
     let html = server.page(&client).await;
     assert!(html.contains(r#"<html lang="zh-CN""#), "{html}");
     assert!(html.contains(r#"aria-label="提问""#), "{html}");
-    let response = client
-        .post(server.url("/api/update_settings"))
-        .form(&[("lang", "klingon")])
-        .send()
-        .await
-        .unwrap();
+    let response = server
+        .send(&client, "/api/update_settings", &[("lang", "klingon")])
+        .await;
     assert_eq!(response.status(), 400);
     assert!(response.text().await.unwrap().contains("klingon"));
     let saved = update(&client, &server, &[("sources", "knowledge")]).await;
@@ -195,11 +189,7 @@ async fn two_cookie_jars_see_separate_sessions() {
     assert_eq!(fetch(&bob, &server).await, effective(Mode::Agent, true));
     // No cookie at all: a brand-new session with the defaults.
     let stranger = reqwest::Client::new();
-    let response = stranger
-        .post(server.url("/api/get_settings"))
-        .send()
-        .await
-        .unwrap();
+    let response = server.send(&stranger, "/api/get_settings", &[]).await;
     let settings: Settings = response.json().await.unwrap();
     assert_eq!(settings, effective(Mode::Chat, true));
 }

@@ -736,11 +736,13 @@ async fn history_pages_share_and_export_work_over_plain_http() {
         !shared.contains("aria-label=\"提问\""),
         "read-only: no question box"
     );
-    me.post(server.url("/api/share_conversation"))
-        .form(&[("id", first.as_str()), ("on", "false")])
-        .send()
-        .await
-        .unwrap();
+    server
+        .send(
+            &me,
+            "/api/share_conversation",
+            &[("id", first.as_str()), ("on", "false")],
+        )
+        .await;
     let shared = server.text(&stranger, &format!("/s/{token}")).await;
     assert!(!shared.contains("JSON output?"), "revoked");
 
@@ -753,12 +755,13 @@ async fn history_pages_share_and_export_work_over_plain_http() {
         )
         .await;
     assert!(renamed);
-    let empty = me
-        .post(server.url("/api/rename_conversation"))
-        .form(&[("id", first.as_str()), ("title", "  ")])
-        .send()
-        .await
-        .unwrap();
+    let empty = server
+        .send(
+            &me,
+            "/api/rename_conversation",
+            &[("id", first.as_str()), ("title", "  ")],
+        )
+        .await;
     assert_eq!(empty.status(), 400);
     let delete = |deleted: &'static str| {
         me.post(server.url("/api/delete_conversation"))
