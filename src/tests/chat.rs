@@ -334,7 +334,7 @@ pub(super) async fn post_ask(
     question: &str,
 ) -> Result<Vec<AnswerEvent>, String> {
     let response = server
-        .send(&client, "/api/ask", &[("question", question)])
+        .send(client, "/api/ask", &[("question", question)])
         .await;
     if !response.status().is_success() {
         assert_eq!(

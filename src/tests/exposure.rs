@@ -364,7 +364,7 @@ async fn large_bodies_are_refused() {
 }
 
 pub(super) async fn history_of(client: &reqwest::Client, server: &TestServer) -> History {
-    let response = server.send(&client, "/api/history", &[("query", "")]).await;
+    let response = server.send(client, "/api/history", &[("query", "")]).await;
     let status = response.status();
     let body = response.text().await.unwrap();
     serde_json::from_str(&body).unwrap_or_else(|error| panic!("{status} {body}: {error}"))

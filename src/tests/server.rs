@@ -80,7 +80,7 @@ async fn update(client: &reqwest::Client, server: &TestServer, form: &[(&str, &s
 }
 
 async fn fetch(client: &reqwest::Client, server: &TestServer) -> Settings {
-    let response = server.send(&client, "/api/get_settings", &[]).await;
+    let response = server.send(client, "/api/get_settings", &[]).await;
     assert_eq!(response.status(), 200);
     assert!(response.headers()[CONTENT_TYPE]
         .to_str()
