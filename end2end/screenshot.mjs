@@ -11,10 +11,11 @@ const browser = await chromium.launch({
 });
 const desktop = { viewport: { width: 1280, height: 800 }, colorScheme: 'light' };
 const phone = { viewport: { width: 360, height: 740 }, colorScheme: 'dark', hasTouch: true, isMobile: true, deviceScaleFactor: 2 };
-for (const [name, options, ask] of [
-  ['screenshot-first-run.png', desktop, false],
-  ['screenshot.png', desktop, true],
-  ['screenshot-phone-dark.png', phone, true],
+for (const [name, options, ask, settings] of [
+  ['screenshot-first-run.png', desktop, false, false],
+  ['screenshot.png', desktop, true, false],
+  ['screenshot-phone-dark.png', phone, true, false],
+  ['screenshot-settings.png', desktop, true, true],
 ]) {
   const context = await browser.newContext({ ...options, locale: 'zh-CN' });
   const page = await context.newPage();
@@ -26,6 +27,11 @@ for (const [name, options, ask] of [
     await page.locator('.answer-body').first().waitFor();
     await page.locator('.references').first().waitFor();
     await page.getByRole('button', { name: '发送' }).waitFor();
+  }
+  if (settings) {
+    // What people set once: sources, language, the SearXNG status, in a dialog.
+    await page.getByRole('button', { name: '设置' }).click();
+    await page.getByRole('dialog').waitFor();
   }
   await page.screenshot({ path: new URL(`../docs/${name}`, import.meta.url).pathname });
   await context.close();
