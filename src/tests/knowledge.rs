@@ -345,6 +345,28 @@ async fn a_search_keeps_as_many_results_as_configured() {
 }
 
 #[tokio::test]
+async fn every_first_run_example_is_answered_offline_with_citations() {
+    let state = offline_state();
+    for lang in [Lang::ZhCn, Lang::En] {
+        for question in lang.texts().examples {
+            let exchange = ask_offline(&state, question, Mode::Chat).await;
+            let context = format!("{question}: {exchange:#?}");
+            assert!(exchange.offline, "{context}");
+            assert!(!exchange.answer.trim().is_empty(), "{context}");
+            assert!(!exchange.cited.is_empty(), "{context}");
+            assert!(
+                exchange
+                    .sources
+                    .iter()
+                    .filter(|e| exchange.cited.contains(&e.number))
+                    .all(|e| e.kind == SourceKind::Knowledge),
+                "{context}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
 async fn the_first_run_offers_examples_only_with_documents_to_answer_them() {
     let setup = |server: &TestServer| {
         let url = server.url("/api/setup");

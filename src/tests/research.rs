@@ -634,6 +634,49 @@ async fn exhausted_loops_give_a_low_confidence_guess_and_say_what_is_missing() {
     assert_eq!(exchange.cited, vec![1]);
 }
 
+/// On real time: the branch reads the real SearXNG.
+#[tokio::test]
+async fn a_deadline_before_the_chain_is_judged_gives_a_low_confidence_guess() {
+    let mut script = Script::new(|step, _request, _n| {
+        let value = match step {
+            Step::Plan => {
+                json!({ "sub_questions": [sub_question("What is five alpha?", "five alpha")] })
+            }
+            Step::Reflect => json!({ "relevant": [1] }),
+            Step::Evidence => {
+                json!({ "statement": "Alpha hint.", "reliability": "medium", "sources": [1] })
+            }
+            Step::Verify => json!({ "sufficient": true, "chain": "alpha [1]" }),
+            Step::Summary => json!({ "answer": "1901", "confidence": "high", "reasoning": "[1]" }),
+            Step::Format => return "Probably 1901 [1].".to_string(),
+        };
+        value.to_string()
+    });
+    // The verdict (and the summary after it) comes after the deadline.
+    script.slow = Some(("Alpha hint", Duration::from_secs(11)));
+    let script = script.model();
+    let (exchange, _) = research_with(
+        &script,
+        &[("CITED_RESEARCH_DEADLINE_SECS", "10")],
+        "When was Alpha Corp founded?",
+    )
+    .await;
+    let plan = exchange.research.unwrap();
+    assert_eq!(plan.stop, Some(StopReason::Deadline), "{plan:#?}");
+    // Never judged sufficient: the conclusion is a guess, said as one (seed 004).
+    assert_eq!(
+        plan.conclusion.map(|c| c.confidence),
+        Some(Reliability::Low)
+    );
+    let guess = Lang::En.texts().research_best_guess;
+    assert!(
+        exchange.notices.iter().any(|n| n.text.starts_with(guess)),
+        "{:?}",
+        exchange.notices
+    );
+    assert_eq!(exchange.cited, vec![1]);
+}
+
 #[tokio::test]
 async fn a_round_that_falls_short_plans_again_for_its_gaps() {
     let script = Script::new(|step, request, n| {
