@@ -332,6 +332,35 @@ async fn sources_auto_uses_a_healthy_searxng_and_both_merges() {
 }
 
 #[tokio::test]
+async fn sources_auto_says_why_it_fell_back_when_json_is_off() {
+    crate::ssr::net::install_crypto_provider();
+    let url = super::searxng::shared_json_disabled().url.clone();
+    let (config, warnings) = Config::from_vars(move |name| match name {
+        "CITED_SEARXNG_URL" => Some(url.clone()),
+        "CITED_DATABASE_URL" => Some("sqlite::memory:".into()),
+        _ => None,
+    });
+    assert!(warnings.is_empty());
+    let exchange = ask_offline(&AppState::new(config), "How do Rust tests run?", Mode::Chat).await;
+    assert!(
+        exchange
+            .sources
+            .iter()
+            .all(|e| e.kind == SourceKind::Knowledge),
+        "{exchange:#?}"
+    );
+    // The notice says it fell back, why (JSON is off), and the fix.
+    assert!(
+        exchange.notices.iter().any(|n| n
+            .text
+            .starts_with("SearXNG 不可用，本次改用本地知识库回答。原因：")
+            && n.text.contains("search.formats")),
+        "{:?}",
+        exchange.notices
+    );
+}
+
+#[tokio::test]
 async fn a_search_keeps_as_many_results_as_configured() {
     let docs = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/docs"));
     let base = KnowledgeBase::open(vec![docs.clone()], 200);
