@@ -5,6 +5,7 @@
 //! (and page) and opens highlighted at `/knowledge/~files/<conversation>/<file>`.
 
 pub mod child;
+mod pdf;
 
 use async_trait::async_trait;
 
@@ -115,31 +116,63 @@ fn passages_of(kind: FileKind, bytes: &[u8]) -> Result<Vec<Passage>, FileError> 
         FileKind::Markdown => markdown_passages(&text_of(bytes)).1,
         FileKind::Text => plain_passages(&text_of(bytes), None),
         FileKind::Html => html_passages(&text_of(bytes)).1,
-        FileKind::Pdf => {
-            if !bytes.starts_with(b"%PDF") {
-                return Err(FileError::Unreadable("not a PDF".to_string()));
-            }
-            let pages = pdf_extract::extract_text_from_mem_by_pages(bytes)
-                .map_err(|error| FileError::Unreadable(error.to_string()))?;
-            let mut passages = Vec::new();
-            // As many pages and characters as any other file may give.
-            let mut chars = 0;
-            for (index, page) in pages.iter().enumerate().take(MAX_PAGES) {
-                chars += page.chars().count();
-                if chars > MAX_TEXT_CHARS {
-                    break;
-                }
-                let number = u32::try_from(index + 1).unwrap_or(u32::MAX);
-                // PDF text comes in short lines: a blank line still ends a paragraph.
-                for mut passage in plain_passages(page, None) {
-                    passage.page = Some(number);
-                    passages.push(passage);
-                }
-            }
-            passages
-        }
+        FileKind::Pdf => pdf_passages(bytes)?,
         FileKind::Docx => plain_passages(&docx_text(bytes)?, None),
     })
+}
+
+/// How many bytes any one stream of a PDF may inflate to (a page's content, an object
+/// stream, a font's encoding): past it, lopdf stops with an error instead of inflating a
+/// bomb. A real page's content is well under a megabyte.
+const MAX_PDF_STREAM_BYTES: usize = 32 << 20;
+
+/// A PDF's text, page by page, through lopdf with its decompression limits on: the
+/// document loaded with `max_decompressed_size`, each page's content and fonts decoded
+/// within [`MAX_PDF_STREAM_BYTES`] (`pdf::page_text`). As many pages and characters as any
+/// other file may give.
+fn pdf_passages(bytes: &[u8]) -> Result<Vec<Passage>, FileError> {
+    if !bytes.starts_with(b"%PDF") {
+        return Err(FileError::Unreadable("not a PDF".to_string()));
+    }
+    let options = lopdf::LoadOptions {
+        max_decompressed_size: Some(MAX_PDF_STREAM_BYTES),
+        ..lopdf::LoadOptions::default()
+    };
+    let document = lopdf::Document::load_mem_with_options(bytes, options).map_err(pdf_error)?;
+    let mut passages = Vec::new();
+    let mut chars = 0;
+    let mut costly = false;
+    for (number, id) in document.get_pages().into_iter().take(MAX_PAGES) {
+        let page = match pdf::page_text(&document, id, MAX_PDF_STREAM_BYTES) {
+            Ok(text) => text,
+            Err(error) => {
+                // One page that cannot be read leaves the others.
+                costly |= matches!(pdf_error(error), FileError::TooCostly);
+                continue;
+            }
+        };
+        chars += page.chars().count();
+        if chars > MAX_TEXT_CHARS {
+            break;
+        }
+        // PDF text comes in short lines: a blank line still ends a paragraph.
+        for mut passage in plain_passages(&page, None) {
+            passage.page = Some(number);
+            passages.push(passage);
+        }
+    }
+    if passages.is_empty() && costly {
+        return Err(FileError::TooCostly);
+    }
+    Ok(passages)
+}
+
+/// A stream past its limit is a file too costly to read; anything else, unreadable.
+fn pdf_error(error: lopdf::Error) -> FileError {
+    match error {
+        lopdf::Error::Decompress(_) => FileError::TooCostly,
+        error => FileError::Unreadable(error.to_string()),
+    }
 }
 
 /// The text of a DOCX file's `word/document.xml`: paragraphs separated by blank lines.
