@@ -140,6 +140,67 @@ async fn upload(
     (status, response.json().await.unwrap_or_default())
 }
 
+/// A PDF as people have them: printed by Chromium, its Chinese in an embedded CID font
+/// read through the font's ToUnicode map.
+#[test]
+fn a_pdf_printed_by_a_browser_keeps_its_chinese_and_english() {
+    let chromium = std::path::Path::new("/usr/bin/chromium");
+    if !chromium.exists() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "Chromium is required under CI (make browser installs it)"
+        );
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!("skipped: no /usr/bin/chromium");
+        }
+        return;
+    }
+    let dir = searxng::TempDir::new("printed-pdf");
+    let html = dir.0.join("page.html");
+    std::fs::write(
+        &html,
+        "<html><head><meta charset=\"utf-8\"></head><body>\
+         <h1>灯塔守护人</h1><p>灯塔守护人每晚记录经过的每一艘船，并在黎明时熄灯。</p>\
+         <p>The lighthouse keeper logs every ship that passes at night.</p>\
+         <pre>curl -s http://127.0.0.1:3000/healthz</pre></body></html>",
+    )
+    .unwrap();
+    let pdf = dir.0.join("page.pdf");
+    let printed = std::process::Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-pdf-header-footer",
+        ])
+        .arg(format!("--print-to-pdf={}", pdf.display()))
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(printed.status.success(), "{printed:?}");
+    let passages = extract("page.pdf", &std::fs::read(&pdf).unwrap()).unwrap();
+    let text: String = passages
+        .iter()
+        .map(|p| p.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let squeezed: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    assert!(
+        squeezed.contains("灯塔守护人每晚记录经过的每一艘船，并在黎明时熄灯。"),
+        "{text}"
+    );
+    assert!(
+        text.contains("The lighthouse keeper logs every ship that passes at night."),
+        "{text}"
+    );
+    assert!(
+        text.contains("curl -s http://127.0.0.1:3000/healthz"),
+        "{text}"
+    );
+    assert!(passages.iter().all(|p| p.page == Some(1)));
+}
+
 #[tokio::test]
 async fn an_uploaded_file_is_searched_cited_by_page_and_kept_to_its_owner() {
     let vars = vars(&searxng::shared().url);

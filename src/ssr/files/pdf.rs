@@ -34,7 +34,7 @@ impl Decoder<'_> {
                 for code in bytes.chunks(*width) {
                     let code = code.iter().fold(0u32, |n, b| n << 8 | u32::from(*b));
                     if let Some(mapped) = codes.get(&code) {
-                        text.push_str(mapped);
+                        text.extend(mapped.chars().flat_map(unradical));
                     }
                 }
             }
@@ -96,6 +96,21 @@ pub fn page_text(
         }
     }
     Ok(text)
+}
+
+/// A Kangxi radical as the ideograph it stands for: CJK fonts share one glyph between the
+/// two, and their ToUnicode maps often name the radical ("⼈" U+2F08 for "人" U+4EBA),
+/// which no one types or searches for.
+fn unradical(c: char) -> impl Iterator<Item = char> {
+    use unicode_normalization::UnicodeNormalization;
+    let radical = ('\u{2E80}'..='\u{2FDF}').contains(&c);
+    let one = [c];
+    let chars: Vec<char> = if radical {
+        one.iter().copied().nfkc().collect()
+    } else {
+        one.to_vec()
+    };
+    chars.into_iter()
 }
 
 fn new_line(text: &mut String) {
@@ -309,6 +324,13 @@ mod tests {
             &mut text,
         );
         assert_eq!(text, "中 AC文😀");
+        // A font that names the Kangxi radical for the ideograph: read as the ideograph.
+        let Some(radical) = parse_cmap("1 beginbfchar\n<01> <2F08>\nendbfchar") else {
+            panic!("the map reads");
+        };
+        let mut text = String::new();
+        radical.push(&[0x01], &mut text);
+        assert_eq!(text, "人");
         // A range naming four billion codes maps at most MAX_MAPPED_CODES of them.
         let Some(Decoder::Map { codes, .. }) =
             parse_cmap("1 beginbfrange\n<00000000> <FFFFFFFF> <0041>\nendbfrange")
