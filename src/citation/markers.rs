@@ -45,13 +45,22 @@ pub fn strip(text: &str) -> String {
 pub fn linked<'a>(text: &str, url: impl Fn(u32) -> Option<&'a str>) -> String {
     let web = |n: u32| url(n).filter(|u| crate::citation::urls::is_web_link(u));
     let mut out = String::with_capacity(text.len() + text.len() / 4);
-    let mut fence: Option<&str> = None;
+    // The open fence: its character and its length (a closing fence is at least as long).
+    let mut fence: Option<(char, usize)> = None;
     for line in text.split_inclusive('\n') {
         let trimmed = line.trim_start_matches(' ');
         let indent = line.len() - trimmed.len();
-        let opens = ["```", "~~~"].into_iter().find(|f| trimmed.starts_with(f));
+        let opens = ['`', '~'].into_iter().find_map(|c| {
+            let run = trimmed.chars().take_while(|t| *t == c).count();
+            (run >= 3).then_some((c, run))
+        });
         match (fence, opens) {
-            (Some(open), Some(mark)) if indent <= 3 && mark == open => {
+            (Some((open, length)), Some((mark, run)))
+                if indent <= 3
+                    && mark == open
+                    && run >= length
+                    && trimmed.trim_end().chars().all(|t| t == mark) =>
+            {
                 fence = None;
                 out.push_str(line);
                 continue;
@@ -284,6 +293,12 @@ mod tests {
         // The links are not markers any more: linking twice changes nothing.
         let once = super::linked(text, url);
         assert_eq!(super::linked(&once, url), once);
+        // A longer fence holding a shorter one is closed only by a fence as long.
+        let text = "````\n```\nlet y = b[1];\n````\nafter [1]\n";
+        assert_eq!(
+            super::linked(text, url),
+            "````\n```\nlet y = b[1];\n````\nafter [[1]](https://docs.example.org/tokio/)\n"
+        );
     }
 
     use super::*;

@@ -256,13 +256,16 @@ fn same_word(a: &str, b: &str) -> bool {
         || (short.len() >= 6 && short.as_bytes()[..6] == long.as_bytes()[..6])
 }
 
-/// How many negations (told apart by their words) in `words` bear on a word `other`
-/// shares: one of the next few words after it, or, for `不支持`, the word it holds. A "not"
-/// elsewhere in a passage says nothing of the claim; "different" on both sides and "cannot"
-/// on one still differ.
-fn negated(words: &[&Word], other: &[&Word]) -> usize {
+/// Words of [`NEGATIONS`] that tell things apart rather than deny them.
+const DISTINCTIONS: &[&str] = &["different", "separate", "不同", "分别", "各自"];
+
+/// Which kinds of negation in `words` bear on a word `other` shares (one of the next few
+/// words after it, or, for `不支持`, the word it holds): a denial ("not", "cannot", 不得),
+/// and a distinction ("different", 不同). A "not" elsewhere in a passage says nothing of the
+/// claim; "different" on both sides and "cannot" on one still differ.
+fn negated(words: &[&Word], other: &[&Word]) -> (bool, bool) {
     let shared = |i: usize| other.iter().any(|o| words[i].meets(o));
-    let negations: HashSet<&str> = words
+    let bearing: Vec<&str> = words
         .iter()
         .enumerate()
         .filter(|(i, w)| {
@@ -279,7 +282,11 @@ fn negated(words: &[&Word], other: &[&Word]) -> usize {
         })
         .map(|(_, w)| w.text.as_str())
         .collect();
-    negations.len()
+    let distinction = |w: &&str| DISTINCTIONS.contains(w);
+    (
+        bearing.iter().any(|w| !distinction(w)),
+        bearing.iter().any(distinction),
+    )
 }
 
 /// Names in Latin script: capitalised words, or any Latin word inside Chinese text.
@@ -347,6 +354,9 @@ fn roles_swapped(
     (sentence, claim, claim_names): (&str, &[&Word], &[&Word]),
     (source, window, window_names): (&str, &[&Word], &[&Word]),
 ) -> bool {
+    if claim_names.len() > MAX_SWAPPED_NAMES {
+        return false;
+    }
     let claim_clauses = clauses(sentence, claim);
     let window_clauses = clauses(source, window);
     let is_name = |w: &Word| {
@@ -377,6 +387,32 @@ fn roles_swapped(
                 && overlap(said_b, stated_a) > overlap(said_b, stated_b)
         })
     })
+}
+
+/// At most this many words in a sentence or a passage for the role features to weigh.
+const MAX_ROLE_WORDS: usize = 400;
+
+/// At most this many distinct words of a claim are weighed (a real sentence has a few
+/// dozen).
+const MAX_CLAIM_WORDS: usize = 120;
+
+/// At most this many names of a sentence are paired when looking for exchanged roles.
+const MAX_SWAPPED_NAMES: usize = 16;
+
+/// `names` but those that open a sentence of `text` ("Construction began …"): a
+/// capitalised first word is no name.
+fn named<'a>(text: &str, names: &[&'a Word]) -> Vec<&'a Word> {
+    names
+        .iter()
+        .copied()
+        .filter(|w| w.han() || !opens_sentence(text, w))
+        .collect()
+}
+
+/// Whether `word` is the first of a sentence of `text`.
+fn opens_sentence(text: &str, word: &Word) -> bool {
+    let before = text.get(..word.start).unwrap_or_default().trim_end();
+    before.is_empty() || before.ends_with(['.', '!', '?', ':', ';', '。', '！', '？', '\n'])
 }
 
 /// What a number or a name of a claim is bound to: a number (its digits, whether it
@@ -486,10 +522,27 @@ fn anchors_moved(
     (source, window, window_names): (&str, &[&Word], &[&Word]),
     weight: &dyn Fn(&Word) -> f64,
 ) -> bool {
-    let claim_anchors = Anchor::all(claim, claim_names);
-    let window_anchors = Anchor::all(window, window_names);
+    // A long run of words without a break (a flattened table) says nothing of roles, and
+    // each anchor is weighed against each other: the work stays bounded.
+    if window.len() > MAX_ROLE_WORDS || claim.len() > MAX_ROLE_WORDS {
+        return false;
+    }
+    let claim_names = named(sentence, claim_names);
+    let window_names = named(source, window_names);
+    let claim_anchors = Anchor::all(claim, &claim_names);
+    let window_anchors = Anchor::all(window, &window_names);
     let claim_clauses = clauses(sentence, claim);
     let window_clauses = clauses(source, window);
+    // What each of the passage's anchors binds, found once.
+    let bound_there: Vec<Vec<&Word>> = (0..window.len())
+        .map(|j| {
+            if window_anchors[j].is_some() {
+                bound(window, &window_clauses, &window_anchors, j)
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
     let stated = |anchor: &Anchor| claim_anchors.iter().flatten().any(|a| a.same(anchor));
     claim_anchors.iter().enumerate().any(|(i, anchor)| {
         let Some(anchor) = anchor else {
@@ -497,7 +550,7 @@ fn anchors_moved(
         };
         let said = bound(claim, &claim_clauses, &claim_anchors, i);
         let score = |j: usize| -> f64 {
-            let there = bound(window, &window_clauses, &window_anchors, j);
+            let there = &bound_there[j];
             // Chinese words meet Chinese words as written: through shared glosses, 黄河
             // ("Yellow River") would meet 长江 ("Yangtze River").
             said.iter()
@@ -546,15 +599,15 @@ fn pivot(text: &str, cue: &Word) -> Option<usize> {
     )
 }
 
-/// Whether the sentence puts on each side of its comparison (or of the word joining its
-/// clauses) what the passage puts on the other, in the passage's sentence that makes the
-/// same comparison ("green tea leaves are fully oxidised, while black tea leaves are
-/// heated" against the reverse): "green tea has twice
+/// Whether the sentence puts on each side of its comparison what the passage puts on the
+/// other (or, around a word joining two clauses, groups otherwise what the passage
+/// groups: "green tea leaves are fully oxidised, while black tea leaves are heated"
+/// against the reverse), in the passage's sentence that makes the same comparison: "green tea has twice
 /// the caffeine of black tea" against "black tea contains … about twice as much as green
 /// tea"; "黄河的年径流量约为长江的 17 倍" against "长江的年径流量约为黄河的 17 倍". Only words
 /// each uses once count, so a word repeated on both sides places nothing.
 fn sides_swapped((sentence, claim): (&str, &[&Word]), (source, window): (&str, &[&Word])) -> bool {
-    // A word joining two clauses ("while", "而"), else a comparison word: what stands on
+    // A word joining two clauses ("while", "but"), else a comparison word: what stands on
     // its one side is said of one thing, on the other of another.
     let joins = |w: &&&Word| CLAUSE_WORDS.contains(&w.text.as_str());
     let Some(cue) = claim
@@ -595,22 +648,29 @@ fn sides_swapped((sentence, claim): (&str, &[&Word]), (source, window): (&str, &
         }
     };
     let once = |words: &[&Word], w: &Word| words.iter().filter(|o| same(o, w)).count() == 1;
-    let mut forth = false;
-    let mut back = false;
+    // Each placed word: before the pivot in the sentence, and in the passage.
+    let mut sides: Vec<(bool, bool)> = Vec::new();
     for word in claim {
-        if compare::polarity(&word.text) != 0 || !once(claim, word) || !once(&stating, word) {
+        let cue_word =
+            compare::polarity(&word.text) != 0 || CLAUSE_WORDS.contains(&word.text.as_str());
+        if cue_word || !once(claim, word) || !once(&stating, word) {
             continue;
         }
-        let Some(placed) = stating.iter().find(|o| same(o, word)) else {
-            continue;
-        };
-        match (word.start < said, placed.start < stated) {
-            (true, false) => forth = true,
-            (false, true) => back = true,
-            _ => {}
+        if let Some(placed) = stating.iter().find(|o| same(o, word)) {
+            sides.push((word.start < said, placed.start < stated));
         }
     }
-    forth && back
+    if CLAUSE_WORDS.contains(&cue.text.as_str()) {
+        // Clauses may come in either order ("B, while A" says what "A, while B" does):
+        // swapped is words that share a clause in the sentence parting in the passage.
+        [true, false].into_iter().any(|side| {
+            let mut kept = sides.iter().filter(|(s, _)| *s == side).map(|(_, p)| *p);
+            kept.next().is_some_and(|first| kept.any(|p| p != first))
+        })
+    } else {
+        // A comparison reads one way: a thing on the other side is the other thing.
+        sides.iter().any(|&(s, p)| s && !p) && sides.iter().any(|&(s, p)| !s && p)
+    }
 }
 
 /// How many of the sentence's numbers the passage contradicts: it lacks them and states
@@ -809,6 +869,7 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
         words(sentence, 0)
             .into_iter()
             .filter(|w| !numeric(w) && seen.insert(w.text.clone()))
+            .take(MAX_CLAIM_WORDS)
             .collect()
     };
     let spans = sentences(source);
@@ -822,9 +883,15 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
         };
     }
     let cross = han_text(sentence) != han_text(source);
+    // A sentence of a source is weighed by its first words (a flattened table can run to
+    // thousands): the checker's work stays bounded whatever a page holds.
     let per_sentence: Vec<Vec<Word>> = spans
         .iter()
-        .map(|&(start, end)| words(&source[start..end], start))
+        .map(|&(start, end)| {
+            let mut words = words(&source[start..end], start);
+            words.truncate(MAX_ROLE_WORDS / 2);
+            words
+        })
         .collect();
     let holds = |words: &[&Word], term: &Word| words.iter().any(|w| term.meets(w));
     let weights = idf_weights(&claim, &per_sentence);
@@ -1075,6 +1142,9 @@ mod tests {
             tunnel,
         );
         assert!(!right.features.anchor_moved, "{right:?}");
+        // A capitalised word opening a sentence ("Construction") is no name to move to.
+        let right = align("The Channel Tunnel opened in 1994.", tunnel);
+        assert!(!right.features.anchor_moved, "{right:?}");
         let panda = "大熊猫是中国特有的物种，主要分布在四川、陕西和甘肃三省的山区。第四次全国大熊猫调查显示，野生大熊猫数量为 1864 只，圈养数量为 375 只。大熊猫的食物中 99% 是竹子。";
         let moved = align("圈养大熊猫的数量为 1864 只。", panda);
         assert!(moved.features.anchor_moved, "{moved:?}");
@@ -1137,6 +1207,21 @@ mod tests {
             leaves,
         );
         assert!(!right.features.sides_swapped, "{right:?}");
+        // The same two clauses the other way round say the same.
+        let right = align(
+            "Green tea leaves are heated soon after picking, while black tea leaves are fully oxidised.",
+            leaves,
+        );
+        assert!(!right.features.sides_swapped, "{right:?}");
+    }
+
+    #[test]
+    fn a_long_unbroken_line_is_weighed_in_bounded_time() {
+        // A flattened table: thousands of words and numbers in one "sentence".
+        let line: String = (0..3000).map(|i| format!("Item{i} {i} cells ")).collect();
+        let claim: String = (0..200).map(|i| format!("Item{i} {i} ")).collect();
+        let aligned = align(&claim, &line);
+        assert!(!aligned.features.anchor_moved);
     }
 
     #[test]
@@ -1153,6 +1238,13 @@ mod tests {
         );
         assert!(!right.features.negation_differs, "{right:?}");
         assert_eq!(right.support, Support::Supported);
+        // Another denial beside the same one is no difference.
+        let both = "Crates of different editions cannot depend on each other. They never share a lock file.";
+        let same = align(
+            "Crates of different editions cannot depend on each other.",
+            both,
+        );
+        assert!(!same.features.negation_differs, "{same:?}");
     }
 
     #[test]
