@@ -389,6 +389,16 @@ fn roles_swapped(
     })
 }
 
+/// The same word where roles are compared: Chinese words as written (through shared
+/// glosses 黄河, "Yellow River", would meet 长江, "Yangtze River"), others as [`Word::meets`].
+fn same_role_word(a: &Word, b: &Word) -> bool {
+    if a.han() && b.han() {
+        a.text == b.text
+    } else {
+        a.meets(b)
+    }
+}
+
 /// At most this many words in a sentence or a passage for the role features to weigh.
 const MAX_ROLE_WORDS: usize = 400;
 
@@ -551,18 +561,8 @@ fn anchors_moved(
         let said = bound(claim, &claim_clauses, &claim_anchors, i);
         let score = |j: usize| -> f64 {
             let there = &bound_there[j];
-            // Chinese words meet Chinese words as written: through shared glosses, 黄河
-            // ("Yellow River") would meet 长江 ("Yangtze River").
             said.iter()
-                .filter(|w| {
-                    there.iter().any(|t| {
-                        if w.han() && t.han() {
-                            w.text == t.text
-                        } else {
-                            w.meets(t)
-                        }
-                    })
-                })
+                .filter(|w| there.iter().any(|t| same_role_word(w, t)))
                 .map(|w| weight(w))
                 .sum()
         };
@@ -640,14 +640,8 @@ fn sides_swapped((sentence, claim): (&str, &[&Word]), (source, window): (&str, &
         };
         (said, stated)
     };
-    let same = |a: &Word, b: &Word| {
-        if a.han() && b.han() {
-            a.text == b.text
-        } else {
-            a.meets(b)
-        }
-    };
-    let once = |words: &[&Word], w: &Word| words.iter().filter(|o| same(o, w)).count() == 1;
+    let once =
+        |words: &[&Word], w: &Word| words.iter().filter(|o| same_role_word(o, w)).count() == 1;
     // Each placed word: before the pivot in the sentence, and in the passage.
     let mut sides: Vec<(bool, bool)> = Vec::new();
     for word in claim {
@@ -656,7 +650,7 @@ fn sides_swapped((sentence, claim): (&str, &[&Word]), (source, window): (&str, &
         if cue_word || !once(claim, word) || !once(&stating, word) {
             continue;
         }
-        if let Some(placed) = stating.iter().find(|o| same(o, word)) {
+        if let Some(placed) = stating.iter().find(|o| same_role_word(o, word)) {
             sides.push((word.start < said, placed.start < stated));
         }
     }
