@@ -186,7 +186,7 @@ deny: deny-tool
 	cargo deny --locked check --hide-inclusion-graph licenses bans sources
 
 clippy: tools cedict
-	cargo clippy --locked --all-targets --no-default-features --features ssr -- -D warnings
+	cargo clippy --locked --all-targets --no-default-features --features ssr,testing -- -D warnings
 	cargo clippy --locked --lib --target $(WASM_TARGET) --no-default-features --features hydrate -- -D warnings
 
 # docs/configuration.md, written from the declarations in src/ssr/config/vars.rs (a unit

@@ -3,7 +3,7 @@
 //! single sub-question, and far less than the same 4 run one at a time
 //! (`CITED_RESEARCH_MAX_BRANCHES=1`).
 //!
-//!     cargo bench --features ssr --bench research
+//!     cargo bench --features ssr,testing --bench research
 //!
 //! Expected, per answer: 1 branch ≈ 400 ms (plan, search, reflect, evidence, verify,
 //! summary, format); 4 concurrent ≈ 400 ms; 4 sequential ≈ 1000 ms.
@@ -15,13 +15,11 @@ use async_trait::async_trait;
 use cited::model::Lang;
 use cited::model::{Mode, Source};
 use cited::ssr::config::Config;
-use cited::ssr::llm::{
-    ChatEvent, ChatModel, ChatRequest, ChatStream, LlmError, Message, ModelKind,
-};
 use cited::ssr::pipeline::TurnInput;
 use cited::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResults};
 use cited::ssr::session::SessionStore;
 use cited::ssr::state::AppState;
+use cited::ssr::testing::{research_step, Model, Reply, ResearchStep};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use tokio_util::sync::CancellationToken;
 
@@ -56,48 +54,29 @@ impl SearchProvider for SlowSearch {
 }
 
 /// Plans `branches` sub-questions, then answers every step after a fixed delay.
-struct SlowModel {
-    branches: usize,
-}
-
-#[async_trait]
-impl ChatModel for SlowModel {
-    fn kind(&self) -> ModelKind {
-        ModelKind::Remote
-    }
-
-    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {
-        tokio::time::sleep(MODEL_LATENCY).await;
-        let system = match request.messages.first() {
-            Some(Message::System(system)) => system.clone(),
-            _ => String::new(),
+fn slow_model(branches: usize) -> Arc<Model> {
+    Model::new(move |request| {
+        let reply = match research_step(request) {
+            Some(ResearchStep::Plan) => {
+                let subs: Vec<serde_json::Value> = (0..branches)
+                    .map(|i| serde_json::json!({ "question": format!("topic {i}?"), "query": format!("topic {i}"), "language": "en" }))
+                    .collect();
+                serde_json::json!({ "sub_questions": subs })
+            }
+            Some(ResearchStep::Reflect) => serde_json::json!({ "relevant": [1] }),
+            Some(ResearchStep::Evidence) => serde_json::json!(
+                { "statement": "A finding.", "reliability": "high", "sources": [1] }
+            ),
+            Some(ResearchStep::Verify) => {
+                serde_json::json!({ "sufficient": true, "chain": "done" })
+            }
+            Some(ResearchStep::Summary) => serde_json::json!(
+                { "answer": "X", "confidence": "high", "reasoning": "[1]" }
+            ),
+            Some(ResearchStep::Format) | None => return Reply::text("X [1].").after(MODEL_LATENCY),
         };
-        let reply = if system.contains("\"sub_questions\"") {
-            let subs: Vec<serde_json::Value> = (0..self.branches)
-                .map(|i| serde_json::json!({ "question": format!("topic {i}?"), "query": format!("topic {i}"), "language": "en" }))
-                .collect();
-            serde_json::json!({ "sub_questions": subs }).to_string()
-        } else if system.contains("\"multi_anchor_hits\"") {
-            "{\"relevant\": [1]}".to_string()
-        } else if system.contains("\"statement\"") {
-            "{\"statement\": \"A finding.\", \"reliability\": \"high\", \"sources\": [1]}"
-                .to_string()
-        } else if system.contains("\"sufficient\"") {
-            "{\"sufficient\": true, \"chain\": \"done\"}".to_string()
-        } else if system.contains("\"reasoning\"") {
-            "{\"answer\": \"X\", \"confidence\": \"high\", \"reasoning\": \"[1]\"}".to_string()
-        } else {
-            "X [1].".to_string()
-        };
-        let events = vec![
-            Ok(ChatEvent::Text(reply)),
-            Ok(ChatEvent::Done {
-                finish_reason: None,
-                usage: None,
-            }),
-        ];
-        Ok(Box::pin(futures_util::stream::iter(events)))
-    }
+        Reply::text(reply.to_string()).after(MODEL_LATENCY)
+    })
 }
 
 fn state(branches: usize, max_branches: usize) -> AppState {
@@ -111,7 +90,7 @@ fn state(branches: usize, max_branches: usize) -> AppState {
     });
     let mut state = AppState::new(config);
     state.search = Arc::new(SlowSearch);
-    state.llm = Arc::new(SlowModel { branches });
+    state.llm = slow_model(branches);
     state
 }
 

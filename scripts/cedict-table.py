@@ -2,7 +2,9 @@
 """CC-CEDICT (cedict_ts.u8) as the compact table cited's citation checker reads: one line
 per simplified headword, a tab, then the content words of its glosses (lowercased, without
 parentheses, classifiers, "variant of" and "see" cross-references, and short function
-words), at most 8, in the dictionary's order. Gzipped. Usage: cedict-table.py IN OUT.gz"""
+words), at most 8, in the dictionary's order. A last line, headed `*names`, lists the gloss
+words the dictionary only ever writes capitalised (Singapore, Eurostar, Nikon): names, not
+English words. Gzipped. Usage: cedict-table.py IN OUT.gz"""
 import gzip
 import re
 import sys
@@ -27,6 +29,7 @@ def words_of(gloss):
 
 def main(src, dst):
     table = {}
+    capitalised, lowercase = set(), set()
     with open(src, encoding="utf-8") as f:
         for line in f:
             if line.startswith("#"):
@@ -39,13 +42,20 @@ def main(src, dst):
                 continue
             words = table.setdefault(simp, [])
             for gloss in glosses:
+                for w in re.split(r"[^A-Za-z0-9]+", re.sub(r"\([^)]*\)", " ", gloss)):
+                    if w[:1].isupper():
+                        capitalised.add(w.lower())
+                    elif w[:1].islower():
+                        lowercase.add(w)
                 for w in words_of(gloss):
                     if len(words) < 8 and w not in words:
                         words.append(w)
     rows = [f"{k}\t{' '.join(v)}\n" for k, v in table.items() if v]
+    names = sorted(w for w in capitalised - lowercase if len(w) >= 3)
+    rows.append(f"*names\t{' '.join(names)}\n")
     with gzip.open(dst, "wt", encoding="utf-8", compresslevel=9) as out:
         out.writelines(rows)
-    print(f"{len(rows)} headwords", file=sys.stderr)
+    print(f"{len(rows) - 1} headwords, {len(names)} names", file=sys.stderr)
 
 
 if __name__ == "__main__":

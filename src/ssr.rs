@@ -32,5 +32,8 @@ pub mod session;
 pub mod shared;
 pub mod state;
 pub mod store;
+/// The scripted model the tests and benchmarks drive the answer path with.
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod tolerant;
 pub mod web;

@@ -18,7 +18,7 @@ mod llama;
 mod llm;
 mod mcp;
 mod media;
-pub mod model;
+pub use crate::ssr::testing as model;
 mod models;
 mod openai_api;
 mod real_model;

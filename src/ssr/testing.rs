@@ -1,6 +1,7 @@
-//! The tests' one scripted model: a closure from each request to a [`Reply`] (text in
-//! chunks, tool calls, a finish reason and usage, a pace, a wait first, a stream that
-//! hangs or fails, or a refused request), every request kept for assertions.
+//! The one scripted model of the tests and the benchmarks (`--features testing`): a
+//! closure from each request to a [`Reply`] (text in chunks, tool calls, a finish reason and
+//! usage, a pace, a wait first, a stream that hangs or fails, or a refused request), every
+//! request kept for assertions.
 //!
 //! ```ignore
 //! let model = Model::new(|request| match request.kind {
@@ -231,6 +232,39 @@ pub fn last_user(request: &ChatRequest) -> String {
             _ => None,
         })
         .unwrap_or_default()
+}
+
+/// A step of a Research answer, told by the JSON shape its system prompt asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ResearchStep {
+    Plan,
+    Reflect,
+    Evidence,
+    Verify,
+    Summary,
+    /// The final answer (a request with no JSON shape).
+    Format,
+}
+
+/// Which Research step `request` is; `None` when it has no system prompt.
+pub fn research_step(request: &ChatRequest) -> Option<ResearchStep> {
+    let Some(Message::System(system)) = request.messages.first() else {
+        return None;
+    };
+    let asks = |key: &str| system.contains(&format!("\"{key}\""));
+    Some(if asks("sub_questions") {
+        ResearchStep::Plan
+    } else if asks("multi_anchor_hits") {
+        ResearchStep::Reflect
+    } else if asks("statement") {
+        ResearchStep::Evidence
+    } else if asks("sufficient") {
+        ResearchStep::Verify
+    } else if asks("reasoning") {
+        ResearchStep::Summary
+    } else {
+        ResearchStep::Format
+    })
 }
 
 #[async_trait]

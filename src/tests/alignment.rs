@@ -1,6 +1,6 @@
 //! The citation checker (`ssr::align`) against the labelled sets, through the report
 //! `cited check-citations` prints (`ssr::eval::citations`):
-//! - `eval/citations/tune.jsonl` and `heldout.jsonl`: 289 pairs written for this project
+//! - `eval/citations/tune.jsonl` and `heldout.jsonl`: 485 pairs written for this project
 //!   (Chinese and English, cross-lingual both ways, paraphrase, traps of a wrong number,
 //!   name, date, comparison or negation, partial support). The thresholds were chosen on
 //!   the tuning part only; the held-out figures are the ones reported.
@@ -44,11 +44,11 @@ fn the_held_out_part_measures_the_checker() {
         "held-out",
         include_str!("../../eval/citations/heldout.jsonl"),
     );
-    // Measured (2026-11-26): 131 pairs, accuracy 0.49, not checked 0.06, P(supported) 0.78,
-    // P(unsupported) 0.88, no correct cross-lingual citation called unsupported. The
-    // target for P(supported) is 0.80: not reached yet.
+    // Measured (2026-11-27, the second held-out part): 136 pairs, accuracy 0.51, not
+    // checked 0.015, P(supported) 0.77, P(unsupported) 0.95, no correct cross-lingual
+    // citation called unsupported. The target for P(supported) is 0.80: not reached yet.
     let t = report.total;
-    assert!(t.pairs >= 120, "{} pairs", t.pairs);
+    assert!(t.pairs >= 130, "{} pairs", t.pairs);
     assert_eq!(
         t.cross_lingual_accused, 0,
         "a correct cross-lingual citation was called unsupported"
@@ -57,21 +57,21 @@ fn the_held_out_part_measures_the_checker() {
     assert!(share <= 0.4, "not checked: {share:.2}");
     let unsupported = t.precision(Label::Unsupported).unwrap_or(0.0);
     let supported = t.precision(Label::Supported).unwrap_or(0.0);
-    assert!(unsupported >= 0.8, "P(unsupported) {unsupported:.2}");
-    assert!(supported >= 0.76, "P(supported) {supported:.2}");
-    assert!(t.accuracy().unwrap_or(0.0) >= 0.46);
+    assert!(unsupported >= 0.85, "P(unsupported) {unsupported:.2}");
+    assert!(supported >= 0.75, "P(supported) {supported:.2}");
+    assert!(t.accuracy().unwrap_or(0.0) >= 0.49);
 }
 
 #[test]
 fn the_tuning_part_and_the_first_set_stay_where_they_were_tuned() {
-    // Measured: accuracy 0.54, P(supported) 0.87, P(unsupported) 0.94 over 218 pairs (the
+    // Measured: accuracy 0.544, P(supported) 0.91, P(unsupported) 0.92 over 349 pairs (the
     // thresholds and rules were chosen here, `scripts/tune-citations.py`); the first set's
-    // accuracy 0.44 (it has no "not checked" label, and its partial pairs include
+    // accuracy 0.42 (it has no "not checked" label, and its partial pairs include
     // contradictions).
     let tune = measured("tuning", include_str!("../../eval/citations/tune.jsonl"));
-    assert!(tune.total.pairs >= 210, "{} pairs", tune.total.pairs);
+    assert!(tune.total.pairs >= 340, "{} pairs", tune.total.pairs);
     assert_eq!(tune.total.cross_lingual_accused, 0);
-    assert!(tune.total.precision(Label::Supported).unwrap_or(0.0) >= 0.85);
+    assert!(tune.total.precision(Label::Supported).unwrap_or(0.0) >= 0.9);
     assert!(tune.total.precision(Label::Unsupported).unwrap_or(0.0) >= 0.9);
     let first = measured("first set", include_str!("data/alignment.jsonl"));
     assert!(first.total.pairs >= 60);

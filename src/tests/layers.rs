@@ -33,6 +33,7 @@ const LAYERS: &[&[&str]] = &[
         "ssr::align",
         "ssr::prompts",
         "ssr::messages",
+        "ssr::testing",
     ],
     &["ssr::doctor", "ssr::files", "ssr::live"],
     &["ssr::session"],

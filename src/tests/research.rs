@@ -24,34 +24,11 @@ use crate::ssr::search::{SearchError, SearchOptions, SearchProvider, SearchResul
 use crate::ssr::session::Session;
 use crate::ssr::state::AppState;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Step {
-    Plan,
-    Reflect,
-    Evidence,
-    Verify,
-    Summary,
-    Format,
-}
+use super::model::ResearchStep as Step;
 
-/// Which step a request is, by the JSON shape its system prompt asks for.
+/// Which step a request is (every Research request has a system prompt).
 fn step_of(request: &ChatRequest) -> Step {
-    let Some(Message::System(system)) = request.messages.first() else {
-        panic!("no system prompt: {request:?}");
-    };
-    if system.contains("\"sub_questions\"") {
-        Step::Plan
-    } else if system.contains("\"multi_anchor_hits\"") {
-        Step::Reflect
-    } else if system.contains("\"statement\"") {
-        Step::Evidence
-    } else if system.contains("\"sufficient\"") {
-        Step::Verify
-    } else if system.contains("\"reasoning\"") {
-        Step::Summary
-    } else {
-        Step::Format
-    }
+    super::model::research_step(request).unwrap_or_else(|| panic!("no system prompt: {request:?}"))
 }
 
 /// The first user message: the step's input.
@@ -634,8 +611,9 @@ async fn exhausted_loops_give_a_low_confidence_guess_and_say_what_is_missing() {
     assert_eq!(exchange.cited, vec![1]);
 }
 
-/// On real time: the branch reads the real SearXNG.
-#[tokio::test]
+/// On paused time (the eleven seconds pass at once): every search finds one page, in the
+/// process, and no page is read in full, so nothing waits on a socket.
+#[tokio::test(start_paused = true)]
 async fn a_deadline_before_the_chain_is_judged_gives_a_low_confidence_guess() {
     let mut script = Script::new(|step, _request, _n| {
         let value = match step {
@@ -655,12 +633,30 @@ async fn a_deadline_before_the_chain_is_judged_gives_a_low_confidence_guess() {
     // The verdict (and the summary after it) comes after the deadline.
     script.slow = Some(("Alpha hint", Duration::from_secs(11)));
     let script = script.model();
-    let (exchange, _) = research_with(
-        &script,
-        &[("CITED_RESEARCH_DEADLINE_SECS", "10")],
+    let (state, session) = super::App::new()
+        .vars(&[
+            ("CITED_SOURCES", "web"),
+            ("CITED_RESEARCH_DEADLINE_SECS", "10"),
+            ("CITED_RESEARCH_DEEP_READS", "0"),
+            ("CITED_RESEARCH_ENCYCLOPEDIA_ENGINES", "none"),
+        ])
+        .search(Arc::new(AlphaPage))
+        .model(script)
+        .with_session();
+    let started = tokio::time::Instant::now();
+    let (exchange, _) = run_research(
+        &state,
+        &session,
         "When was Alpha Corp founded?",
+        CancellationToken::new(),
     )
     .await;
+    // The verdict, the summary and the format each wait their 11 s: 33 s at least.
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_secs(33) && took < Duration::from_secs(40),
+        "{took:?}"
+    );
     let plan = exchange.research.unwrap();
     assert_eq!(plan.stop, Some(StopReason::Deadline), "{plan:#?}");
     // Never judged sufficient: the conclusion is a guess, said as one (seed 004).
@@ -675,6 +671,30 @@ async fn a_deadline_before_the_chain_is_judged_gives_a_low_confidence_guess() {
         exchange.notices
     );
     assert_eq!(exchange.cited, vec![1]);
+}
+
+/// Every search finds the one page that says when Alpha Corp was founded.
+struct AlphaPage;
+
+#[async_trait]
+impl SearchProvider for AlphaPage {
+    async fn search(
+        &self,
+        query: &str,
+        _options: &SearchOptions,
+    ) -> Result<SearchResults, SearchError> {
+        Ok(SearchResults {
+            query: query.to_string(),
+            sources: vec![crate::model::Source {
+                url: "https://alpha.example/history".into(),
+                title: "Alpha Corp history".into(),
+                domain: "alpha.example".into(),
+                snippet: "Alpha Corp was founded in 1901 in Alphaville.".into(),
+                ..crate::model::Source::default()
+            }],
+            ..SearchResults::default()
+        })
+    }
 }
 
 #[tokio::test]

@@ -191,6 +191,89 @@ pub fn reversed(
     Some(claim_direction != passage_direction * order)
 }
 
+/// Words of opposite meaning that are no comparison of two sides: a sentence saying one
+/// where the passage says the other (and not the first) says the opposite. Chinese words
+/// as jieba cuts them; English words as written, inflections allowed.
+const OPPOSITES: &[(&str, &str)] = &[
+    ("lunar", "solar"),
+    ("increase", "decrease"),
+    ("increased", "decreased"),
+    ("rose", "fell"),
+    ("raised", "lowered"),
+    ("upgraded", "downgraded"),
+    ("north", "south"),
+    ("east", "west"),
+    ("northern", "southern"),
+    ("eastern", "western"),
+    ("upstream", "downstream"),
+    ("maximum", "minimum"),
+    ("legal", "illegal"),
+    ("allowed", "banned"),
+    ("allowed", "forbidden"),
+    ("allowed", "prohibited"),
+    ("permitted", "prohibited"),
+    ("permitted", "forbidden"),
+    ("mandatory", "optional"),
+    ("required", "optional"),
+    ("inbound", "outbound"),
+    ("male", "female"),
+    ("acidic", "alkaline"),
+    ("indoor", "outdoor"),
+    ("inside", "outside"),
+    ("clockwise", "counterclockwise"),
+    ("won", "lost"),
+    ("victory", "defeat"),
+    ("profit", "loss"),
+    ("surplus", "deficit"),
+    ("accepted", "rejected"),
+    ("approved", "rejected"),
+    ("encrypted", "unencrypted"),
+    ("阴历", "阳历"),
+    ("农历", "公历"),
+    ("上调", "下调"),
+    ("升级", "降级"),
+    ("增加", "减少"),
+    ("上升", "下降"),
+    ("提高", "降低"),
+    ("进口", "出口"),
+    ("南方", "北方"),
+    ("南部", "北部"),
+    ("东部", "西部"),
+    ("东岸", "西岸"),
+    ("上游", "下游"),
+    ("最高", "最低"),
+    ("最多", "最少"),
+    ("合法", "违法"),
+    ("允许", "禁止"),
+    ("必须", "可选"),
+    ("雄性", "雌性"),
+    ("酸性", "碱性"),
+    ("盈利", "亏损"),
+    ("顺差", "逆差"),
+    ("顺时针", "逆时针"),
+    ("室内", "室外"),
+    ("获胜", "落败"),
+    ("批准", "拒绝"),
+    ("加密", "明文"),
+];
+
+/// The table's word `word` is (`same` tells inflections apart from other words) and its
+/// opposite, when it has one.
+pub fn opposite(
+    word: &str,
+    same: impl Fn(&str, &str) -> bool,
+) -> Option<(&'static str, &'static str)> {
+    OPPOSITES.iter().find_map(|&(a, b)| {
+        if same(word, a) {
+            Some((a, b))
+        } else if same(word, b) {
+            Some((b, a))
+        } else {
+            None
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
