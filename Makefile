@@ -46,11 +46,11 @@ tools:
 	@# Without --locked: its own Cargo.lock pins a webpki-roots the registry here lacks.
 
 browser:
-	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/pandoc ]; then \
-		echo "== installing Debian's chromium (Playwright never downloads a browser) and pandoc (it reads the citation exports in the tests)"; \
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/pandoc ] || [ ! -d /usr/share/fonts/opentype/noto ]; then \
+		echo "== installing Debian's chromium (Playwright never downloads a browser), pandoc (it reads the citation exports in the tests) and Noto CJK (Chinese in printed PDFs and screenshots)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -q; \
-		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium pandoc; \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium pandoc fonts-noto-cjk; \
 	fi
 
 e2e-deps: end2end/node_modules/.installed
