@@ -277,6 +277,25 @@ impl TestServer {
     }
 }
 
+/// A search provider whose every search finds this one source, in the process (no
+/// SearXNG, no socket: a test on paused time can use it).
+pub struct OnePage(pub crate::model::Source);
+
+#[async_trait::async_trait]
+impl crate::ssr::search::SearchProvider for OnePage {
+    async fn search(
+        &self,
+        query: &str,
+        _options: &crate::ssr::search::SearchOptions,
+    ) -> Result<crate::ssr::search::SearchResults, crate::ssr::search::SearchError> {
+        Ok(crate::ssr::search::SearchResults {
+            query: query.to_string(),
+            sources: vec![self.0.clone()],
+            ..crate::ssr::search::SearchResults::default()
+        })
+    }
+}
+
 /// A browser-like client with its own cookie jar.
 pub fn browser() -> reqwest::Client {
     reqwest::Client::builder()

@@ -50,35 +50,20 @@ pub(super) async fn page_server(hits: Arc<AtomicUsize>) -> SocketAddr {
 }
 
 /// Every search finds the one page at `url`, with a snippet that says little.
-pub(super) struct OnePage {
-    pub(super) url: String,
-}
-
-#[async_trait]
-impl SearchProvider for OnePage {
-    async fn search(
-        &self,
-        query: &str,
-        _options: &SearchOptions,
-    ) -> Result<SearchResults, SearchError> {
-        Ok(SearchResults {
-            query: query.to_string(),
-            sources: vec![Source {
-                url: self.url.clone(),
-                title: "Tokio".into(),
-                domain: "127.0.0.1".into(),
-                snippet: "Tokio: a runtime for writing reliable network applications.".into(),
-                ..Source::default()
-            }],
-            ..SearchResults::default()
-        })
-    }
+fn tokio_page(url: String) -> super::OnePage {
+    super::OnePage(Source {
+        url,
+        title: "Tokio".into(),
+        domain: "127.0.0.1".into(),
+        snippet: "Tokio: a runtime for writing reliable network applications.".into(),
+        ..Source::default()
+    })
 }
 
 pub(super) fn state(page: String, addr: SocketAddr, deadline: &str) -> AppState {
     super::App::searching("http://127.0.0.1:9")
         .var("CITED_ALIGN_DEADLINE_SECS", deadline)
-        .search(Arc::new(OnePage { url: page }))
+        .search(Arc::new(tokio_page(page)))
         .model(Scripted::fixed(
             "Tokio is an asynchronous Rust runtime that was first released in 2016 [1].",
         ))
@@ -233,9 +218,7 @@ pub(super) fn judged_state(
     let state = super::App::searching("http://127.0.0.1:9")
         .var("CITED_ALIGN_DEADLINE_SECS", deadline)
         .var("CITED_CHECK", "model")
-        .search(Arc::new(OnePage {
-            url: format!("http://{addr}/tokio"),
-        }))
+        .search(Arc::new(tokio_page(format!("http://{addr}/tokio"))))
         .model(model.clone())
         .allow(addr)
         .state();

@@ -640,7 +640,13 @@ async fn a_deadline_before_the_chain_is_judged_gives_a_low_confidence_guess() {
             ("CITED_RESEARCH_DEEP_READS", "0"),
             ("CITED_RESEARCH_ENCYCLOPEDIA_ENGINES", "none"),
         ])
-        .search(Arc::new(AlphaPage))
+        .search(Arc::new(super::OnePage(crate::model::Source {
+            url: "https://alpha.example/history".into(),
+            title: "Alpha Corp history".into(),
+            domain: "alpha.example".into(),
+            snippet: "Alpha Corp was founded in 1901 in Alphaville.".into(),
+            ..crate::model::Source::default()
+        })))
         .model(script)
         .with_session();
     let started = tokio::time::Instant::now();
@@ -671,30 +677,6 @@ async fn a_deadline_before_the_chain_is_judged_gives_a_low_confidence_guess() {
         exchange.notices
     );
     assert_eq!(exchange.cited, vec![1]);
-}
-
-/// Every search finds the one page that says when Alpha Corp was founded.
-struct AlphaPage;
-
-#[async_trait]
-impl SearchProvider for AlphaPage {
-    async fn search(
-        &self,
-        query: &str,
-        _options: &SearchOptions,
-    ) -> Result<SearchResults, SearchError> {
-        Ok(SearchResults {
-            query: query.to_string(),
-            sources: vec![crate::model::Source {
-                url: "https://alpha.example/history".into(),
-                title: "Alpha Corp history".into(),
-                domain: "alpha.example".into(),
-                snippet: "Alpha Corp was founded in 1901 in Alphaville.".into(),
-                ..crate::model::Source::default()
-            }],
-            ..SearchResults::default()
-        })
-    }
 }
 
 #[tokio::test]
