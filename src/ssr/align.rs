@@ -309,14 +309,24 @@ fn names<'a>(text: &str, words: &[&'a Word]) -> Vec<&'a Word> {
         .collect()
 }
 
-/// Titles of works in Chinese text, between 《 and 》.
-fn titles(text: &str) -> Vec<&str> {
-    text.split('《')
-        .skip(1)
-        .filter_map(|rest| rest.split_once('》'))
-        .map(|(title, _)| title.trim())
-        .filter(|title| !title.is_empty() && title.chars().count() <= 40)
-        .collect()
+/// Titles of works (between 《 and 》, names too) of the sentence the passage lacks, and of
+/// the passage the sentence lacks: 《史记》 where the passage says 《淮南子》.
+fn titles_apart(sentence: &str, passage: &str) -> (usize, usize) {
+    let titles = |text: &str| -> Vec<String> {
+        text.split('《')
+            .skip(1)
+            .filter_map(|rest| rest.split_once('》'))
+            .map(|(title, _)| title.trim().to_string())
+            .filter(|title| !title.is_empty() && title.chars().count() <= 40)
+            .collect()
+    };
+    let lacking = |of: &str, other: &str| {
+        titles(of)
+            .iter()
+            .filter(|title| !other.contains(title.as_str()))
+            .count()
+    };
+    (lacking(sentence, passage), lacking(passage, sentence))
 }
 
 /// Whether the claim says a word whose opposite ([`compare::opposite`]) the passage says
@@ -975,11 +985,10 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
     let claim_names = names(sentence, &claim_refs);
     let window_names = names(source, &window);
     let roles = roles((sentence, &claim, &weights), (source, &window));
-    // Titles of works (《史记》) are names too, read in one language only.
-    let (said_titles, stated_titles) = if cross {
-        (Vec::new(), Vec::new())
+    let (missing_titles, other_titles) = if cross {
+        (0, 0)
     } else {
-        (titles(sentence), titles(passage))
+        titles_apart(sentence, passage)
     };
     let features = Features {
         cross,
@@ -1010,18 +1019,12 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
             .iter()
             .filter(|name| !holds(&window, name))
             .count()
-            + said_titles
-                .iter()
-                .filter(|title| !passage.contains(*title))
-                .count(),
+            + missing_titles,
         other_names: window_names
             .iter()
             .filter(|name| !claim_refs.iter().any(|c| c.meets(name)))
             .count()
-            + stated_titles
-                .iter()
-                .filter(|title| !sentence.contains(*title))
-                .count(),
+            + other_titles,
         // In one language only, like a negation: across languages the glosses are too
         // broad to tell a word from its opposite.
         opposite: !cross && says_opposite(&claim_refs, &window),
