@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::model::Support;
 use crate::ssr::llm::reply::{stream_reply, Collect, Meter};
-use crate::ssr::llm::{CallKind, ChatModel, ChatRequest, Message, ModelLimits, Schema};
+use crate::ssr::llm::{CallKind, ChatModel, ChatRequest, LlmError, Message, ModelLimits, Schema};
 
 /// The most characters of source text shown for one citation.
 const CONTEXT_CHARS: usize = 900;
@@ -182,8 +182,11 @@ pub fn read(reply: &str, cases: &[Case]) -> Option<Judged> {
     Some(Judged { verdicts, voided })
 }
 
-/// Asks `llm` to judge `cases` in one call, within `deadline`. `None` when the call failed,
-/// was cut, or its reply could not be read: the offline verdicts stand.
+/// Asks `llm` to judge `cases` in one call, within `deadline`. A model whose context the
+/// call overflows (a small local one: Chinese pages cost many tokens) is asked again with
+/// each half, and so on down to one case, all within the same deadline. `None` when no call
+/// gave a readable reply (it failed, was cut, or ran out of time): the offline verdicts
+/// stand; a part the model could not judge keeps them too.
 pub async fn judge(
     llm: &dyn ChatModel,
     limits: &ModelLimits,
@@ -197,33 +200,75 @@ pub async fn judge(
             voided: 0,
         });
     }
+    let end = tokio::time::Instant::now() + deadline;
+    let mut judged = Judged {
+        verdicts: vec![None; cases.len()],
+        voided: 0,
+    };
+    let mut answered = false;
+    // Ranges of `cases` still to ask, the next on top.
+    let mut pending = vec![(0, cases.len())];
+    while let Some((from, to)) = pending.pop() {
+        let left = end.saturating_duration_since(tokio::time::Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        match judge_once(llm, limits, &cases[from..to], left, meter).await {
+            Ok(part) => {
+                answered = true;
+                judged.voided += part.voided;
+                for (i, verdict) in part.verdicts.into_iter().enumerate() {
+                    judged.verdicts[from + i] = verdict;
+                }
+            }
+            Err(Some(LlmError::ContextTooLong { .. })) if to - from > 1 => {
+                let middle = from + (to - from) / 2;
+                pending.push((middle, to));
+                pending.push((from, middle));
+            }
+            Err(_) => {}
+        }
+    }
+    answered.then_some(judged)
+}
+
+/// One call judging `cases`: the reply read, or why not (`Some` the model's error; `None`
+/// past the deadline, cut, or unreadable).
+async fn judge_once(
+    llm: &dyn ChatModel,
+    limits: &ModelLimits,
+    cases: &[Case],
+    deadline: Duration,
+    meter: Option<&Meter>,
+) -> Result<Judged, Option<LlmError>> {
     let request = request(cases, limits, deadline);
     let mut sink = Collect { meter };
     let reply = tokio::time::timeout(deadline, stream_reply(llm, request, &mut sink))
         .await
-        .ok()?
-        .ok()?;
+        .map_err(|_| None)?
+        // The sink never halts.
+        .map_err(|_| None)?;
     if let Some(meter) = meter {
         meter.add(&reply);
     }
-    if let Some(error) = &reply.error {
-        tracing::info!(%error, "the citation judge failed; the offline check stands");
-        return None;
+    if let Some(error) = reply.error {
+        tracing::info!(%error, cases = cases.len(), "the citation judge failed; the offline check stands");
+        return Err(Some(error));
     }
     if reply.cut.is_some() {
         tracing::info!(cut = ?reply.cut, "the citation judge's reply was cut; the offline check stands");
-        return None;
+        return Err(None);
     }
-    let judged = read(&reply.text, cases);
-    if judged.is_none() {
+    read(&reply.text, cases).ok_or_else(|| {
         tracing::info!("the citation judge's reply could not be read; the offline check stands");
-    }
-    judged
+        None
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ssr::testing::{first_user, Model, Reply};
 
     fn case(sentence: &str, source: &str) -> Case {
         Case {
@@ -264,6 +309,67 @@ mod tests {
         assert_eq!(read("no json here", &cases), None);
         let odd = read(r#"{"verdicts":[{"id":9,"verdict":"supported","quote":"x"},{"id":1,"verdict":"maybe","quote":"twice"}]}"#, &cases).unwrap();
         assert_eq!(odd.verdicts, vec![None, None]);
+    }
+
+    /// A model with room for two cases a call: it refuses more as llama.cpp does.
+    fn small_model() -> std::sync::Arc<Model> {
+        Model::new(|request| {
+            let asked = first_user(request).matches("CLAIM: ").count();
+            if asked > 2 {
+                return Reply::refuse(LlmError::ContextTooLong {
+                    message: "request exceeds the available context size".into(),
+                });
+            }
+            let verdicts: Vec<Value> = (1..=asked)
+                .map(|id| json!({"id": id, "verdict": "supported", "quote": "caffeine"}))
+                .collect();
+            Reply::text(json!({ "verdicts": verdicts }).to_string())
+        })
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_batch_too_long_for_the_model_is_judged_in_halves() {
+        let cases: Vec<Case> = (0..5)
+            .map(|i| case(&format!("claim {i}"), "Robusta has twice the caffeine."))
+            .collect();
+        let model = small_model();
+        let limits = ModelLimits::default();
+        let judged = judge(
+            model.as_ref(),
+            &limits,
+            &cases,
+            Duration::from_secs(30),
+            None,
+        )
+        .await
+        .expect("judged");
+        assert!(
+            judged
+                .verdicts
+                .iter()
+                .all(|v| v.as_ref().is_some_and(|v| v.support == Support::Supported)),
+            "{judged:?}"
+        );
+        // 5 refused, 2 answered, 3 refused, then 1 and 2 answered.
+        assert_eq!(model.requests().len(), 5);
+        // One case the model cannot take is no verdict, the rest are.
+        let too_long = Model::new(|_| {
+            Reply::refuse(LlmError::ContextTooLong {
+                message: "too long".into(),
+            })
+        });
+        assert_eq!(
+            judge(
+                too_long.as_ref(),
+                &limits,
+                &cases[..1],
+                Duration::from_secs(30),
+                None
+            )
+            .await,
+            None
+        );
+        assert_eq!(too_long.requests().len(), 1, "one case is not split");
     }
 
     #[test]

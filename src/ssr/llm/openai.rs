@@ -395,6 +395,8 @@ fn classify(
         "context window",
         "too many tokens",
         "reduce the length",
+        // llama.cpp: "request (4619 tokens) exceeds the available context size".
+        "context size",
     ]
     .iter()
     .any(|needle| lower.contains(needle));
@@ -466,6 +468,7 @@ mod tests {
         .starts_with("ModelNotFound"));
         assert!(check(404, "404 page not found").starts_with("BadRequest"));
         assert!(check(400, r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#).starts_with("ContextTooLong"));
+        assert!(check(400, r#"{"error":{"code":400,"message":"request (4619 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error"}}"#).starts_with("ContextTooLong"));
         assert!(check(429, "slow down").starts_with("RateLimited"));
         assert!(check(503, "overloaded").starts_with("Server"));
         assert!(check(422, r#"{"detail":"bad field"}"#).contains("bad field"));
