@@ -41,6 +41,7 @@
 //! most precise in "supported"); the held-out part measures them
 //! (`cited check-citations`, `tests::alignment`).
 
+mod anchors;
 pub mod compare;
 pub mod dictionary;
 pub mod judge;
@@ -467,192 +468,6 @@ const MAX_CLAIM_WORDS: usize = 120;
 /// At most this many names of a sentence are paired when looking for exchanged roles.
 const MAX_SWAPPED_NAMES: usize = 16;
 
-/// `names` but the common English words that open a sentence of `text`: "Construction
-/// began …" names nothing, "Eurostar trains run …" names Eurostar.
-fn named<'a>(text: &str, names: &[&'a Word]) -> Vec<&'a Word> {
-    names
-        .iter()
-        .copied()
-        .filter(|w| w.han() || !opens_sentence(text, w) || !dictionary().is_english(&w.text))
-        .collect()
-}
-
-/// Whether `word` is the first of a sentence of `text`.
-fn opens_sentence(text: &str, word: &Word) -> bool {
-    let before = text.get(..word.start).unwrap_or_default().trim_end();
-    before.is_empty() || before.ends_with(['.', '!', '?', ':', ';', '。', '！', '？', '\n'])
-}
-
-/// What a number or a name of a claim is bound to: a number (its digits, whether it
-/// reads as a year, and the word after it: its unit, mostly) or a name.
-enum Anchor<'a> {
-    Number(String, bool, Option<&'a Word>),
-    Name(&'a Word),
-}
-
-impl<'w> Anchor<'w> {
-    /// The anchors of `words`, `None` for the other words.
-    fn all(words: &[&'w Word], names: &[&Word]) -> Vec<Option<Anchor<'w>>> {
-        words
-            .iter()
-            .map(|word| {
-                // The longest word right after it (a space at most between): its unit.
-                let next = words
-                    .iter()
-                    .filter(|n| (word.end..=word.end + 1).contains(&n.start))
-                    .max_by_key(|n| n.end);
-                // A piece of a known word, or a known word and a character ("西汉时",
-                // "二十四" of "二十四节气"): jieba's search mode cut it, it names nothing.
-                let piece = word.han()
-                    && word.glosses.is_empty()
-                    && words.iter().any(|known| {
-                        !known.glosses.is_empty()
-                            && known.text.chars().count() >= 2
-                            && ((known.start <= word.start && word.end <= known.end)
-                                || (word.start <= known.start && known.end <= word.end))
-                    });
-                if piece {
-                    return None;
-                }
-                Anchor::of(word, next.copied(), names)
-            })
-            .collect()
-    }
-
-    fn of(word: &'w Word, next: Option<&'w Word>, names: &[&Word]) -> Option<Anchor<'w>> {
-        let digits: String = word.text.chars().filter(|c| *c != ',').collect();
-        if !digits.is_empty()
-            && digits.chars().any(|c| c.is_ascii_digit())
-            && digits.chars().all(|c| c.is_ascii_digit() || c == '.')
-        {
-            let unit = next.filter(|n| Anchor::of(n, None, &[]).is_none());
-            let year = digits.len() == 4
-                && matches!(digits.parse::<u32>(), Ok(1000..=2100))
-                && unit.is_none_or(|u| u.text == "年");
-            return Some(Anchor::Number(digits, year, unit));
-        }
-        let unknown_han = word.han() && word.glosses.is_empty() && word.text.chars().count() >= 2;
-        (unknown_han || names.iter().any(|n| std::ptr::eq(*n, word))).then_some(Anchor::Name(word))
-    }
-
-    /// The same number, or the same name.
-    fn same(&self, other: &Anchor) -> bool {
-        match (self, other) {
-            (Anchor::Number(a, ..), Anchor::Number(b, ..)) => a == b,
-            (Anchor::Name(a), Anchor::Name(b)) => a.meets(b),
-            _ => false,
-        }
-    }
-
-    /// A number for a number of the same sort (a year for a year, minutes for minutes), a
-    /// name for a name.
-    fn comparable(&self, other: &Anchor) -> bool {
-        match (self, other) {
-            (Anchor::Number(_, true, _), Anchor::Number(_, true, _)) => true,
-            (Anchor::Number(_, false, a), Anchor::Number(_, false, b)) => match (a, b) {
-                (Some(a), Some(b)) => a.meets(b),
-                (None, None) => true,
-                _ => false,
-            },
-            (Anchor::Name(_), Anchor::Name(_)) => true,
-            _ => false,
-        }
-    }
-}
-
-/// The words a text binds to its anchor at `at`: for a number, those of its clause since
-/// the clause's previous number (or, when none come before it, those after it up to the
-/// next: "2008 年开工"); for a name, the rest of its clause, other anchors left out.
-fn bound<'a>(
-    words: &[&'a Word],
-    clause_ids: &[usize],
-    anchors: &[Option<Anchor>],
-    at: usize,
-) -> Vec<&'a Word> {
-    let clause = |j: usize| clause_ids[j] == clause_ids[at];
-    let plain = |j: &usize| anchors[*j].is_none();
-    if matches!(anchors[at], Some(Anchor::Name(_))) {
-        return (0..words.len())
-            .filter(|j| clause(*j) && plain(j))
-            .map(|j| words[j])
-            .collect();
-    }
-    // A number's words include the names beside it ("圈养" the dictionary does not know).
-    let number = |j: usize| matches!(anchors[j], Some(Anchor::Number(..)));
-    let before: Vec<&Word> = (0..at)
-        .rev()
-        .take_while(|j| clause(*j) && !number(*j))
-        .map(|j| words[j])
-        .collect();
-    if !before.is_empty() {
-        return before;
-    }
-    (at + 1..words.len())
-        .take_while(|j| clause(*j) && !number(*j))
-        .map(|j| words[j])
-        .collect()
-}
-
-/// Whether a number or a name of the sentence stands in the passage where the sentence's
-/// words around it are not, and those words are bound there to another number or name
-/// the sentence does not state: "the tunnel opened in 1988" against "construction began in
-/// 1988 and the tunnel opened in 1994"; "圈养大熊猫的数量为 1864 只" against "野生大熊猫数量为
-/// 1864 只，圈养数量为 375 只". Bound words count by their weight in the source.
-fn anchors_moved(
-    (sentence, claim, claim_names): (&str, &[&Word], &[&Word]),
-    (source, window, window_names): (&str, &[&Word], &[&Word]),
-    weight: &dyn Fn(&Word) -> f64,
-) -> bool {
-    // A long run of words without a break (a flattened table) says nothing of roles, and
-    // each anchor is weighed against each other: the work stays bounded.
-    if window.len() > MAX_ROLE_WORDS || claim.len() > MAX_ROLE_WORDS {
-        return false;
-    }
-    let claim_names = named(sentence, claim_names);
-    let window_names = named(source, window_names);
-    let claim_anchors = Anchor::all(claim, &claim_names);
-    let window_anchors = Anchor::all(window, &window_names);
-    let claim_clauses = clauses(sentence, claim);
-    let window_clauses = clauses(source, window);
-    // What each of the passage's anchors binds, found once.
-    let bound_there: Vec<Vec<&Word>> = (0..window.len())
-        .map(|j| {
-            if window_anchors[j].is_some() {
-                bound(window, &window_clauses, &window_anchors, j)
-            } else {
-                Vec::new()
-            }
-        })
-        .collect();
-    let stated = |anchor: &Anchor| claim_anchors.iter().flatten().any(|a| a.same(anchor));
-    claim_anchors.iter().enumerate().any(|(i, anchor)| {
-        let Some(anchor) = anchor else {
-            return false;
-        };
-        let said = bound(claim, &claim_clauses, &claim_anchors, i);
-        let score = |j: usize| -> f64 {
-            let there = &bound_there[j];
-            said.iter()
-                .filter(|w| there.iter().any(|t| same_role_word(w, t)))
-                .map(|w| weight(w))
-                .sum()
-        };
-        let best = |keep: &dyn Fn(&Anchor) -> bool| {
-            window_anchors
-                .iter()
-                .enumerate()
-                .filter(|(_, a)| a.as_ref().is_some_and(keep))
-                .map(|(j, _)| score(j))
-                .fold(None, |top: Option<f64>, s| {
-                    Some(top.map_or(s, |t| t.max(s)))
-                })
-        };
-        let here = best(&|a| anchor.same(a));
-        let elsewhere = best(&|a| anchor.comparable(a) && !stated(a));
-        matches!((here, elsewhere), (Some(here), Some(elsewhere)) if elsewhere > here + 1e-9)
-    })
-}
-
 /// Where a text's comparison turns: before its comparison word `cue`, at the last `比`,
 /// `为`, `是` or `于` of its clause ("黄河的径流量约为长江的 17 倍"), else at the word itself
 /// ("black tea has twice the caffeine of green tea"). A byte offset.
@@ -742,9 +557,16 @@ fn sides_swapped((sentence, claim): (&str, &[&Word]), (source, window): (&str, &
 /// another number of the same kind instead. Across languages only years and percentages
 /// are compared (units are written differently).
 fn contradicted(sentence: &str, passage: &str, cross: bool) -> usize {
-    let stated = counted(passage);
-    let values: HashSet<&str> = stated.iter().map(|(v, _)| v.as_str()).collect();
-    counted(sentence)
+    let claimed = counted(sentence);
+    let said: HashSet<&str> = claimed.iter().map(|(v, _)| v.as_str()).collect();
+    // The passage's numbers the sentence does not state: one it states elsewhere is no
+    // other number ("opened in 1994 and widened in 2005" against "opened in 1994").
+    let stated: HashSet<(String, Kind)> = counted(passage)
+        .into_iter()
+        .filter(|(v, _)| !said.contains(v.as_str()))
+        .collect();
+    let values: HashSet<String> = counted(passage).into_iter().map(|(v, _)| v).collect();
+    claimed
         .iter()
         .filter(|(value, kind)| {
             let comparable = match kind {
@@ -874,7 +696,7 @@ fn idf_weights(claim: &[Word], per_sentence: &[Vec<Word>]) -> Vec<f64> {
 struct Roles {
     reversed: bool,
     names_swapped: bool,
-    anchor_moved: bool,
+    anchored: anchors::Anchored,
     sides_swapped: bool,
 }
 
@@ -911,7 +733,7 @@ fn roles(
     Roles {
         reversed,
         names_swapped,
-        anchor_moved: anchors_moved(
+        anchored: anchors::anchored(
             (sentence, &sentence_refs, &sentence_names),
             (source, window, &window_names),
             &weight,
@@ -1029,7 +851,9 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
         // broad to tell a word from its opposite.
         opposite: !cross && says_opposite(&claim_refs, &window),
         names_swapped: roles.names_swapped,
-        anchor_moved: roles.anchor_moved,
+        anchor_moved: roles.anchored.moved,
+        number_replaced: roles.anchored.number_replaced,
+        name_replaced: roles.anchored.name_replaced,
         sides_swapped: roles.sides_swapped,
     };
     let matched = matched_ranges(&window, &claim, &claimed, start);
@@ -1083,6 +907,11 @@ pub struct Features {
     /// A number or a name of the sentence is bound in the passage to other words, while
     /// the sentence's words around it are bound to another number or name there.
     pub anchor_moved: bool,
+    /// A number (a name) of the sentence the passage lacks, whose words the passage binds
+    /// to another number of the same sort (another name) instead: "opened in 1995" against
+    /// "opened in 1994". A number the passage merely lacks is no contradiction.
+    pub number_replaced: bool,
+    pub name_replaced: bool,
     /// The sentence's comparison has on each side what the passage has on the other.
     pub sides_swapped: bool,
     /// The sentence says a word whose opposite the passage says instead ("lunar" where
@@ -1098,7 +927,7 @@ pub fn level(f: &Features) -> Support {
 /// [`level`] with the given thresholds.
 pub fn level_with(f: &Features, t: &Thresholds) -> Support {
     let related = f.share >= t.related;
-    let other_number = f.contradicted_numbers > 0;
+    let other_number = f.contradicted_numbers > 0 || f.number_replaced;
     let other_name = f.missing_names > 0 && f.other_names > 0;
     // Across languages a negation is too often a translator's turn of phrase ("不得" for
     // "must not"), so only the same language counts it.

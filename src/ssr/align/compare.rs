@@ -46,6 +46,9 @@ const MORE: &[&str] = &[
     "rose",
     "多",
     "更多",
+    "多出",
+    "多了",
+    "高出",
     "高于",
     "超过",
     "大于",
@@ -104,6 +107,7 @@ const LESS: &[&str] = &[
     "dropped",
     "少",
     "更少",
+    "少了",
     "低于",
     "小于",
     "少于",
@@ -228,6 +232,9 @@ const OPPOSITES: &[(&str, &str)] = &[
     ("accepted", "rejected"),
     ("approved", "rejected"),
     ("encrypted", "unencrypted"),
+    ("retained", "removed"),
+    ("kept", "removed"),
+    ("added", "removed"),
     ("阴历", "阳历"),
     ("农历", "公历"),
     ("上调", "下调"),
@@ -255,6 +262,9 @@ const OPPOSITES: &[(&str, &str)] = &[
     ("获胜", "落败"),
     ("批准", "拒绝"),
     ("加密", "明文"),
+    ("保留", "取消"),
+    ("保留", "删除"),
+    ("新增", "删除"),
 ];
 
 /// The table's word `word` is (`same` tells inflections apart from other words) and its

@@ -1,0 +1,247 @@
+//! Numbers and names of a claim, and the words each is bound to: a passage that binds the
+//! sentence's words to another number or name says something else of the same things.
+//! "The tunnel opened in 1988" against "construction began in 1988 and the tunnel opened in
+//! 1994" (the number moved); "the bridge opened in 1995" against "the bridge opened in
+//! 1994" (the number replaced); but "the bridge opened in 1994 and was widened in 2005"
+//! against a passage that says nothing of a widening states a number the passage lacks,
+//! which is no contradiction: "2005" is bound to "widened", which no number there is.
+
+use super::numbers::numbers;
+use super::{clauses, dictionary, same_role_word, Word, MAX_ROLE_WORDS};
+use std::collections::HashSet;
+
+/// `names` but the common English words that open a sentence of `text`: "Construction
+/// began …" names nothing, "Eurostar trains run …" names Eurostar.
+pub(super) fn named<'a>(text: &str, names: &[&'a Word]) -> Vec<&'a Word> {
+    names
+        .iter()
+        .copied()
+        .filter(|w| w.han() || !opens_sentence(text, w) || !dictionary().is_english(&w.text))
+        .collect()
+}
+
+/// Whether `word` is the first of a sentence of `text`.
+fn opens_sentence(text: &str, word: &Word) -> bool {
+    let before = text.get(..word.start).unwrap_or_default().trim_end();
+    before.is_empty() || before.ends_with(['.', '!', '?', ':', ';', '。', '！', '？', '\n'])
+}
+
+/// What a number or a name of a claim is bound to: a number (its digits, whether it
+/// reads as a year, the word after it: its unit, mostly, and the word itself) or a name.
+enum Anchor<'a> {
+    Number(String, bool, Option<&'a Word>, &'a Word),
+    Name(&'a Word),
+}
+
+impl<'w> Anchor<'w> {
+    /// The anchors of `words`, `None` for the other words.
+    fn all(words: &[&'w Word], names: &[&Word]) -> Vec<Option<Anchor<'w>>> {
+        words
+            .iter()
+            .map(|word| {
+                // The longest word right after it (a space at most between): its unit.
+                let next = words
+                    .iter()
+                    .filter(|n| (word.end..=word.end + 1).contains(&n.start))
+                    .max_by_key(|n| n.end);
+                // A piece of a known word, or a known word and a character ("西汉时",
+                // "二十四" of "二十四节气"): jieba's search mode cut it, it names nothing.
+                let piece = word.han()
+                    && word.glosses.is_empty()
+                    && words.iter().any(|known| {
+                        !known.glosses.is_empty()
+                            && known.text.chars().count() >= 2
+                            && ((known.start <= word.start && word.end <= known.end)
+                                || (word.start <= known.start && known.end <= word.end))
+                    });
+                if piece {
+                    return None;
+                }
+                Anchor::of(word, next.copied(), names)
+            })
+            .collect()
+    }
+
+    fn of(word: &'w Word, next: Option<&'w Word>, names: &[&Word]) -> Option<Anchor<'w>> {
+        let digits: String = word.text.chars().filter(|c| *c != ',').collect();
+        if !digits.is_empty()
+            && digits.chars().any(|c| c.is_ascii_digit())
+            && digits.chars().all(|c| c.is_ascii_digit() || c == '.')
+        {
+            let unit = next.filter(|n| Anchor::of(n, None, &[]).is_none());
+            let year = digits.len() == 4
+                && matches!(digits.parse::<u32>(), Ok(1000..=2100))
+                && unit.is_none_or(|u| u.text == "年");
+            return Some(Anchor::Number(digits, year, unit, word));
+        }
+        let unknown_han = word.han() && word.glosses.is_empty() && word.text.chars().count() >= 2;
+        (unknown_han || names.iter().any(|n| std::ptr::eq(*n, word))).then_some(Anchor::Name(word))
+    }
+
+    /// The values a number stands for, read with the unit or scale after it (`150` of
+    /// `150万` is 1500000); none for a name. `text` is the text its offsets are in.
+    fn values(&self, text: &str) -> HashSet<String> {
+        match self {
+            Anchor::Number(_, _, unit, at) => {
+                let end = unit.map_or(at.end, |u| u.end);
+                text.get(at.start..end).map(numbers).unwrap_or_default()
+            }
+            Anchor::Name(_) => HashSet::new(),
+        }
+    }
+
+    /// The same number, or the same name.
+    fn same(&self, other: &Anchor) -> bool {
+        match (self, other) {
+            (Anchor::Number(a, ..), Anchor::Number(b, ..)) => a == b,
+            (Anchor::Name(a), Anchor::Name(b)) => a.meets(b),
+            _ => false,
+        }
+    }
+
+    /// A number for a number of the same sort (a year for a year, minutes for minutes), a
+    /// name for a name.
+    fn comparable(&self, other: &Anchor) -> bool {
+        match (self, other) {
+            (Anchor::Number(_, true, ..), Anchor::Number(_, true, ..)) => true,
+            (Anchor::Number(_, false, a, _), Anchor::Number(_, false, b, _)) => match (a, b) {
+                (Some(a), Some(b)) => a.meets(b),
+                (None, None) => true,
+                _ => false,
+            },
+            (Anchor::Name(_), Anchor::Name(_)) => true,
+            _ => false,
+        }
+    }
+}
+
+/// The words a text binds to its anchor at `at`: for a number, those of its clause since
+/// the clause's previous number (or, when none come before it, those after it up to the
+/// next: "2008 年开工"); for a name, the rest of its clause, other anchors left out.
+fn bound<'a>(
+    words: &[&'a Word],
+    clause_ids: &[usize],
+    anchors: &[Option<Anchor>],
+    at: usize,
+) -> Vec<&'a Word> {
+    let clause = |j: usize| clause_ids[j] == clause_ids[at];
+    let plain = |j: &usize| anchors[*j].is_none();
+    if matches!(anchors[at], Some(Anchor::Name(_))) {
+        return (0..words.len())
+            .filter(|j| clause(*j) && plain(j))
+            .map(|j| words[j])
+            .collect();
+    }
+    // A number's words include the names beside it ("圈养" the dictionary does not know).
+    let number = |j: usize| matches!(anchors[j], Some(Anchor::Number(..)));
+    let before: Vec<&Word> = (0..at)
+        .rev()
+        .take_while(|j| clause(*j) && !number(*j))
+        .map(|j| words[j])
+        .collect();
+    if !before.is_empty() {
+        return before;
+    }
+    (at + 1..words.len())
+        .take_while(|j| clause(*j) && !number(*j))
+        .map(|j| words[j])
+        .collect()
+}
+
+/// What the passage does with the sentence's numbers and names.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(super) struct Anchored {
+    /// A number or a name of the sentence stands in the passage where the sentence's
+    /// words around it are not, and those words are bound there to another number or name
+    /// the sentence does not state: "the tunnel opened in 1988" against "construction began
+    /// in 1988 and the tunnel opened in 1994"; "圈养大熊猫的数量为 1864 只" against "野生大熊猫
+    /// 数量为 1864 只，圈养数量为 375 只".
+    pub moved: bool,
+    /// A number of the sentence the passage lacks, whose words are bound there to another
+    /// number of the same sort the sentence does not state: "opened in 1995" against
+    /// "opened in 1994".
+    pub number_replaced: bool,
+    /// The same for a name: "designed by Strauss" against "designed by Moisseiff".
+    pub name_replaced: bool,
+}
+
+/// [`Anchored`] for a sentence and a passage (its words in `window`, offsets into
+/// `source`). Bound words count by their weight in the source.
+pub(super) fn anchored(
+    (sentence, claim, claim_names): (&str, &[&Word], &[&Word]),
+    (source, window, window_names): (&str, &[&Word], &[&Word]),
+    weight: &dyn Fn(&Word) -> f64,
+) -> Anchored {
+    // A long run of words without a break (a flattened table) says nothing of roles, and
+    // each anchor is weighed against each other: the work stays bounded.
+    if window.len() > MAX_ROLE_WORDS || claim.len() > MAX_ROLE_WORDS {
+        return Anchored::default();
+    }
+    let claim_names = named(sentence, claim_names);
+    let window_names = named(source, window_names);
+    let claim_anchors = Anchor::all(claim, &claim_names);
+    let window_anchors = Anchor::all(window, &window_names);
+    let claim_clauses = clauses(sentence, claim);
+    let window_clauses = clauses(source, window);
+    // The values each side's numbers stand for, in one form (`150万` is `1.5 million`).
+    let values = |text: &str, anchors: &[Option<Anchor>]| -> HashSet<String> {
+        anchors
+            .iter()
+            .flatten()
+            .flat_map(|a| a.values(text))
+            .collect()
+    };
+    let claim_values = values(sentence, &claim_anchors);
+    let window_values = values(source, &window_anchors);
+    // What each of the passage's anchors binds, found once.
+    let bound_there: Vec<Vec<&Word>> = (0..window.len())
+        .map(|j| {
+            if window_anchors[j].is_some() {
+                bound(window, &window_clauses, &window_anchors, j)
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    let stated = |anchor: &Anchor| {
+        claim_anchors.iter().flatten().any(|a| a.same(anchor))
+            || anchor.values(source).iter().any(|v| claim_values.contains(v))
+    };
+    let mut found = Anchored::default();
+    for (i, anchor) in claim_anchors.iter().enumerate() {
+        let Some(anchor) = anchor else {
+            continue;
+        };
+        let said = bound(claim, &claim_clauses, &claim_anchors, i);
+        let score = |j: usize| -> f64 {
+            let there = &bound_there[j];
+            said.iter()
+                .filter(|w| there.iter().any(|t| same_role_word(w, t)))
+                .map(|w| weight(w))
+                .sum()
+        };
+        let best = |keep: &dyn Fn(&Anchor) -> bool| {
+            window_anchors
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| a.as_ref().is_some_and(keep))
+                .map(|(j, _)| score(j))
+                .fold(None, |top: Option<f64>, s| {
+                    Some(top.map_or(s, |t| t.max(s)))
+                })
+        };
+        let elsewhere = best(&|a| anchor.comparable(a) && !stated(a));
+        let absent = anchor.values(sentence).is_disjoint(&window_values);
+        match best(&|a| anchor.same(a)) {
+            Some(here) => {
+                found.moved |= matches!(elsewhere, Some(elsewhere) if elsewhere > here + 1e-9);
+            }
+            None if absent && elsewhere.is_some_and(|s| s > 0.0) => match anchor {
+                Anchor::Number(..) => found.number_replaced = true,
+                Anchor::Name(_) => found.name_replaced = true,
+            },
+            None => {}
+        }
+    }
+    found
+}
