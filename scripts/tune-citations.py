@@ -43,10 +43,10 @@ def level(f, t, rules):
     cross = f["cross"]
     th = t["cross"] if cross else t["same"]
     related = f["share"] >= th["related"]
-    other_number = f["contradicted_numbers"] > 0
+    other_number = f["contradicted_numbers"] > 0 or f.get("number_replaced", False)
     other_name = f["missing_names"] > 0 and f["other_names"] > 0
     negation = f["negation_differs"] and not cross
-    moved = (f.get("anchor_moved", False) or f.get("sides_swapped", False)) and rules.get(
+    moved = ((f.get("anchor_moved", False) and not cross) or f.get("sides_swapped", False)) and rules.get(
         "moved_not_found", False
     )
     opposite = f.get("opposite", False)
@@ -58,6 +58,7 @@ def level(f, t, rules):
         or f.get("anchor_moved")
         or f.get("sides_swapped")
         or opposite
+        or f.get("direction_opposed", False)
         or (not cross and f.get("missing_unknown", 0) > 0)
     ):
         supported = False

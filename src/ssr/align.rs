@@ -19,13 +19,16 @@
 //!    comparison ([`compare`]):
 //!    - not found only on evidence against: a passage about the claim (a share of at least
 //!      [`Thresholds::related`]) that states other numbers or names where the sentence's
-//!      are missing, binds a number or a name of the sentence to other words, says the
+//!      are missing (a number only when the passage does not state it elsewhere in the
+//!      sentence, or binds the sentence's words to it: [`anchors`]), binds a number or a
+//!      name of the sentence to other words (in one language), says the
 //!      opposite (a negation on one side only; in one language, a word of
 //!      [`compare::opposite`]'s table against its opposite), or reverses the comparison;
 //!      or, in the sentence's own language, a source that plainly lacks the claim (a share
 //!      under [`Thresholds::lacks`]);
 //!    - supported: a share of at least `supported` with every number of the sentence in
 //!      the passage, no two names in each other's clauses (roles exchanged), in one
+//!      language no comparison words pointing the other way ("narrowest" for "widest"), in one
 //!      language no Chinese word the dictionary does not know (a name, mostly) missing
 //!      from it, and no negation on one side only;
 //!    - partial: at least `partial`;
@@ -695,6 +698,7 @@ fn idf_weights(claim: &[Word], per_sentence: &[Vec<Word>]) -> Vec<f64> {
 /// Where the sentence's things stand in the passage against where the sentence puts them.
 struct Roles {
     reversed: bool,
+    direction_opposed: bool,
     names_swapped: bool,
     anchored: anchors::Anchored,
     sides_swapped: bool,
@@ -709,10 +713,21 @@ fn roles(
     let claim_refs: Vec<&Word> = claim.iter().collect();
     let claim_texts: Vec<&str> = claim.iter().map(|w| w.text.as_str()).collect();
     let window_texts: Vec<&str> = window.iter().map(|w| w.text.as_str()).collect();
-    let reversed = compare::reversed(&claim_texts, &window_texts, |i, j| {
+    let compared = compare::reversed(&claim_texts, &window_texts, |i, j| {
         claim[i].meets(window[j])
-    })
-    .unwrap_or(false);
+    });
+    let reversed = compared.unwrap_or(false);
+    // Comparison words of one direction against the passage's of the other ("narrowest"
+    // where it says "widest", 缩小 where it says 扩大), unless the sides are placed and
+    // agree ("B is smaller than A" for "A is larger than B").
+    let direction_opposed = compared != Some(false)
+        && matches!(
+            (
+                compare::direction(claim_texts.iter().copied()),
+                compare::direction(window_texts.iter().copied()),
+            ),
+            (Some(said), Some(stated)) if said == -stated
+        );
     let claim_names = names(sentence, &claim_refs);
     let window_names = names(source, window);
     let names_swapped = roles_swapped(
@@ -732,6 +747,7 @@ fn roles(
     };
     Roles {
         reversed,
+        direction_opposed,
         names_swapped,
         anchored: anchors::anchored(
             (sentence, &sentence_refs, &sentence_names),
@@ -850,6 +866,7 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
         // In one language only, like a negation: across languages the glosses are too
         // broad to tell a word from its opposite.
         opposite: !cross && says_opposite(&claim_refs, &window),
+        direction_opposed: !cross && roles.direction_opposed,
         names_swapped: roles.names_swapped,
         anchor_moved: roles.anchored.moved,
         number_replaced: roles.anchored.number_replaced,
@@ -917,6 +934,10 @@ pub struct Features {
     /// The sentence says a word whose opposite the passage says instead ("lunar" where
     /// the passage says 阳历, 上调 where it says 下调).
     pub opposite: bool,
+    /// In one language, the sentence's comparison words all point one way (more, wider,
+    /// 扩大) and the passage's the other, with no placed sides that agree. Not evidence
+    /// against (a sentence may add a comparison of its own), but no support either.
+    pub direction_opposed: bool,
 }
 
 /// The level the features give (the rule in the module's documentation).
@@ -934,7 +955,9 @@ pub fn level_with(f: &Features, t: &Thresholds) -> Support {
     let negation = f.negation_differs && !f.cross;
     // A number or a name of the sentence bound there to other words, or the sides of its
     // comparison exchanged: the passage says something else of the same things.
-    let moved = f.anchor_moved || f.sides_swapped;
+    // Across languages the words around a number meet through glosses, too loosely to
+    // say a number moved: that only withholds support.
+    let moved = (f.anchor_moved && !f.cross) || f.sides_swapped;
     if related && (other_number || other_name || negation || f.reversed || f.opposite || moved) {
         Support::NotFound
     } else if f.share >= t.supported
@@ -943,6 +966,7 @@ pub fn level_with(f: &Features, t: &Thresholds) -> Support {
         && !f.anchor_moved
         && !f.sides_swapped
         && !f.opposite
+        && !f.direction_opposed
         && (f.cross || f.missing_unknown == 0)
         && !f.negation_differs
     {
@@ -1137,6 +1161,53 @@ mod tests {
             trains,
         );
         assert!(!right.features.anchor_moved, "{right:?}");
+    }
+
+    #[test]
+    fn a_number_the_passage_lacks_is_contradicted_only_where_another_stands_for_it() {
+        let bridge = "The bridge was designed by Anna Berg. Work began in 1988 and the bridge opened in 1994, carrying six lanes.";
+        // Another year where the sentence's stands: the passage says otherwise.
+        let replaced = align("The bridge opened in 1995, carrying six lanes.", bridge);
+        assert!(replaced.features.number_replaced, "{replaced:?}");
+        assert_eq!(replaced.support, Support::NotFound);
+        // A year the passage says nothing of, beside one it states: a claim it lacks.
+        let extra = align(
+            "The bridge opened in 1994 and was widened to eight lanes in 2005.",
+            bridge,
+        );
+        assert!(!extra.features.number_replaced, "{extra:?}");
+        assert_eq!(extra.support, Support::Partial);
+        let games = "2024 年巴黎奥运会上，中国队获得乒乓球全部 5 枚金牌。截至 2024 年，中国队共获得 37 枚奥运乒乓球金牌。";
+        let extra = align(
+            "截至 2024 年，中国队共获得 37 枚奥运乒乓球金牌，其中男单占 10 枚。",
+            games,
+        );
+        assert_ne!(extra.support, Support::NotFound, "{extra:?}");
+        let replaced = align("截至 2024 年，中国队共获得 39 枚奥运乒乓球金牌。", games);
+        assert_eq!(replaced.support, Support::NotFound, "{replaced:?}");
+    }
+
+    #[test]
+    fn comparison_words_pointing_the_other_way_are_no_support() {
+        let bridge = "The land bridge was at its widest around 20,000 years ago, at the peak of the last glacial period.";
+        let narrowest = align(
+            "The land bridge was at its narrowest around 20,000 years ago, at the peak of the last glacial period.",
+            bridge,
+        );
+        assert!(narrowest.features.direction_opposed, "{narrowest:?}");
+        assert_ne!(narrowest.support, Support::Supported);
+        let widest = align(
+            "The land bridge was at its widest around 20,000 years ago, at the peak of the last glacial period.",
+            bridge,
+        );
+        assert!(!widest.features.direction_opposed, "{widest:?}");
+        assert_eq!(widest.support, Support::Supported);
+        let lake = "2003年实施的西湖西进工程使湖面比此前扩大了约0.9平方公里。";
+        let smaller = align(
+            "2003年实施的西湖西进工程使湖面比此前缩小了约0.9平方公里。",
+            lake,
+        );
+        assert_ne!(smaller.support, Support::Supported, "{smaller:?}");
     }
 
     #[test]

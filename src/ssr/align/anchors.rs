@@ -205,7 +205,10 @@ pub(super) fn anchored(
         .collect();
     let stated = |anchor: &Anchor| {
         claim_anchors.iter().flatten().any(|a| a.same(anchor))
-            || anchor.values(source).iter().any(|v| claim_values.contains(v))
+            || anchor
+                .values(source)
+                .iter()
+                .any(|v| claim_values.contains(v))
     };
     let mut found = Anchored::default();
     for (i, anchor) in claim_anchors.iter().enumerate() {

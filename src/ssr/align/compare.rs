@@ -13,6 +13,11 @@ const MORE: &[&str] = &[
     "higher",
     "larger",
     "bigger",
+    "wider",
+    "widest",
+    "widened",
+    "extended",
+    "lengthened",
     "longer",
     "faster",
     "heavier",
@@ -69,6 +74,8 @@ const MORE: &[&str] = &[
     "重",
     "贵",
     "增加",
+    "扩大",
+    "延长",
     "上升",
     "增长",
     "最多",
@@ -83,6 +90,12 @@ const LESS: &[&str] = &[
     "lower",
     "smaller",
     "shorter",
+    "narrower",
+    "narrowest",
+    "narrowed",
+    "shortened",
+    "cut",
+    "reduced",
     "slower",
     "lighter",
     "younger",
@@ -126,6 +139,8 @@ const LESS: &[&str] = &[
     "轻",
     "便宜",
     "减少",
+    "缩小",
+    "缩短",
     "下降",
     "最少",
     "最低",
@@ -193,6 +208,20 @@ pub fn reversed(
         _ => return None,
     };
     Some(claim_direction != passage_direction * order)
+}
+
+/// The one direction of the comparison words of a run of words: `Some(1)` when all say
+/// "more", `Some(-1)` when all say "less", `None` when there are none or they disagree.
+pub fn direction<'a>(words: impl IntoIterator<Item = &'a str>) -> Option<i8> {
+    let mut found = None;
+    for p in words.into_iter().map(polarity).filter(|p| *p != 0) {
+        match found {
+            None => found = Some(p),
+            Some(q) if q != p => return None,
+            Some(_) => {}
+        }
+    }
+    found
 }
 
 /// Words of opposite meaning that are no comparison of two sides: a sentence saying one
