@@ -142,7 +142,28 @@ const NEGATIONS: &[&str] = &[
 const NEGATING_PREFIXES: &[char] = &['不', '没', '未', '无', '非'];
 const NOT_NEGATIONS: &[&str] = &[
     "不断", "不仅", "不少", "不过", "不但", "不久", "不论", "非常", "无论", "无数", "未来", "未必",
-    "不管", "无疑",
+    "不管", "无疑", "非洲",
+];
+
+/// Comparison words that, negated, bound a quantity ("不超过", "no more than", "not later
+/// than") rather than deny a claim.
+const BOUNDS: &[&str] = &[
+    "超过",
+    "多于",
+    "少于",
+    "高于",
+    "低于",
+    "大于",
+    "小于",
+    "早于",
+    "晚于",
+    "more",
+    "less",
+    "fewer",
+    "later",
+    "earlier",
+    "exceed",
+    "exceeding",
 ];
 
 /// How many words after a negation it reaches.
@@ -284,8 +305,16 @@ fn negated(words: &[&Word], other: &[&Word]) -> (bool, bool) {
                 .filter(|rest| !listed && !rest.is_empty())
                 .filter(|_| !NOT_NEGATIONS.contains(&w.text.as_str()));
             let bears_on_next = (i + 1..words.len().min(i + 1 + NEGATION_REACH)).any(shared);
-            (listed && bears_on_next)
-                || held.is_some_and(|rest| bears_on_next || other.iter().any(|o| o.text == rest))
+            // "不超过 600 米", "不得 超过 五次", "no more than": a bound on a quantity, which
+            // "最多", "at most" say without a negation.
+            let bounds = held.is_some_and(|rest| BOUNDS.contains(&rest))
+                || words
+                    .get(i + 1)
+                    .is_some_and(|next| BOUNDS.contains(&next.text.as_str()));
+            !bounds
+                && ((listed && bears_on_next)
+                    || held
+                        .is_some_and(|rest| bears_on_next || other.iter().any(|o| o.text == rest)))
         })
         .map(|(_, w)| w.text.as_str())
         .collect();
@@ -1185,6 +1214,14 @@ mod tests {
         assert_ne!(extra.support, Support::NotFound, "{extra:?}");
         let replaced = align("截至 2024 年，中国队共获得 39 枚奥运乒乓球金牌。", games);
         assert_eq!(replaced.support, Support::NotFound, "{replaced:?}");
+        // A year alone in its clause is said of the next one.
+        let palace = "1994年，布达拉宫被列入世界遗产名录；2001年，罗布林卡作为扩展项目列入。";
+        let moved = align("布达拉宫于2001年被列入世界遗产名录。", palace);
+        let f = &moved.features;
+        assert!(f.anchor_moved || f.number_replaced, "{moved:?}");
+        assert_eq!(moved.support, Support::NotFound);
+        let right = align("布达拉宫于1994年被列入世界遗产名录。", palace);
+        assert_eq!(right.support, Support::Supported, "{right:?}");
     }
 
     #[test]
@@ -1275,6 +1312,18 @@ mod tests {
             both,
         );
         assert!(!same.features.negation_differs, "{same:?}");
+        // A negated comparison bounds a quantity: "不超过" is "最多", "no more than" "at most".
+        let terminal = "旅客从航站楼中心步行到最远登机口不超过600米，约需8分钟。";
+        let bound = align(
+            "从航站楼中心步行到最远登机口最多600米，约需8分钟。",
+            terminal,
+        );
+        assert!(!bound.features.negation_differs, "{bound:?}");
+        let queue = "Most riders wait no more than 10 minutes at the gate.";
+        let bound = align("Most riders wait at most 10 minutes at the gate.", queue);
+        assert!(!bound.features.negation_differs, "{bound:?}");
+        let denied = align("Most riders do not wait at the gate.", queue);
+        assert!(denied.features.negation_differs, "{denied:?}");
     }
 
     #[test]

@@ -117,7 +117,8 @@ impl<'w> Anchor<'w> {
 
 /// The words a text binds to its anchor at `at`: for a number, those of its clause since
 /// the clause's previous number (or, when none come before it, those after it up to the
-/// next: "2008 年开工"); for a name, the rest of its clause, other anchors left out.
+/// next: "2008 年开工", reaching into the next clause when its own holds only its unit);
+/// for a name, the rest of its clause, other anchors left out.
 fn bound<'a>(
     words: &[&'a Word],
     clause_ids: &[usize],
@@ -142,10 +143,26 @@ fn bound<'a>(
     if !before.is_empty() {
         return before;
     }
-    (at + 1..words.len())
-        .take_while(|j| clause(*j) && !number(*j))
-        .map(|j| words[j])
-        .collect()
+    let unit = match anchors[at] {
+        Some(Anchor::Number(_, _, unit, _)) => unit,
+        _ => None,
+    };
+    let after = |reach: usize| -> Vec<&'a Word> {
+        (at + 1..words.len())
+            .take_while(|j| clause_ids[*j] <= clause_ids[at] + reach && !number(*j))
+            .map(|j| words[j])
+            .collect()
+    };
+    let own = after(0);
+    if own
+        .iter()
+        .any(|w| !unit.is_some_and(|u| std::ptr::eq(*w, u)))
+    {
+        return own;
+    }
+    // A number alone in its clause but for its unit ("1994 年，布达拉宫被列入…", "In 1994,
+    // the bridge opened") is said of the next clause.
+    after(1)
 }
 
 /// What the passage does with the sentence's numbers and names.
