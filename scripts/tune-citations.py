@@ -43,7 +43,7 @@ def level(f, t, rules):
     cross = f["cross"]
     th = t["cross"] if cross else t["same"]
     related = f["share"] >= th["related"]
-    other_number = f["contradicted_numbers"] > 0 or f.get("number_replaced", False)
+    other_number = f["contradicted_numbers"] > 0 or (f.get("number_replaced", False) and not cross)
     other_name = f["missing_names"] > 0 and f["other_names"] > 0
     negation = f["negation_differs"] and not cross
     moved = ((f.get("anchor_moved", False) and not cross) or f.get("sides_swapped", False)) and rules.get(

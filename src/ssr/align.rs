@@ -19,9 +19,9 @@
 //!    comparison ([`compare`]):
 //!    - not found only on evidence against: a passage about the claim (a share of at least
 //!      [`Thresholds::related`]) that states other numbers or names where the sentence's
-//!      are missing (a number only when the passage does not state it elsewhere in the
-//!      sentence, or binds the sentence's words to it: [`anchors`]), binds a number or a
-//!      name of the sentence to other words (in one language), says the
+//!      are missing (for a number, one the sentence does not state elsewhere, or, in one
+//!      language, one the passage binds the sentence's words to: [`anchors`]), binds a
+//!      number or a name of the sentence to other words (in one language), says the
 //!      opposite (a negation on one side only; in one language, a word of
 //!      [`compare::opposite`]'s table against its opposite), or reverses the comparison;
 //!      or, in the sentence's own language, a source that plainly lacks the claim (a share
@@ -38,11 +38,13 @@
 //!    Sentences in another language than their source have thresholds of their own
 //!    ([`CROSS`]): a translation shares fewer words than a quotation.
 //!
-//! The thresholds and rules were chosen on the tuning part of the labelled set
-//! (`eval/citations/tune.jsonl`) by `scripts/tune-citations.py`: the most accurate of those
-//! keeping P(supported) ≥ 0.90 and P(not found) ≥ 0.90 there (of equally accurate ones, the
-//! most precise in "supported"); the held-out part measures them
-//! (`cited check-citations`, `tests::alignment`).
+//! The thresholds were chosen on the tuning part of the labelled set
+//! (`eval/citations/tune.jsonl`, its first 349 pairs) by `scripts/tune-citations.py`: the
+//! most accurate of those keeping P(supported) ≥ 0.90 and P(not found) ≥ 0.90 there (of
+//! equally accurate ones, the most precise in "supported"). On the 685 pairs of a later
+//! tuning part no thresholds keep P(supported) ≥ 0.90, so they stayed; the rules since were
+//! read off the tuning part. The held-out part measures them (`cited check-citations`,
+//! `tests::alignment`).
 
 mod anchors;
 pub mod compare;
@@ -306,11 +308,16 @@ fn negated(words: &[&Word], other: &[&Word]) -> (bool, bool) {
                 .filter(|_| !NOT_NEGATIONS.contains(&w.text.as_str()));
             let bears_on_next = (i + 1..words.len().min(i + 1 + NEGATION_REACH)).any(shared);
             // "不超过 600 米", "不得 超过 五次", "no more than": a bound on a quantity, which
-            // "最多", "at most" say without a negation.
-            let bounds = held.is_some_and(|rest| BOUNDS.contains(&rest))
-                || words
+            // "最多", "at most" say without a negation; but against the bare word ("more
+            // than 10" for "no more than 10", 超过 for 不超过) the negation counts.
+            let bound_word = held.filter(|rest| BOUNDS.contains(rest)).or_else(|| {
+                words
                     .get(i + 1)
-                    .is_some_and(|next| BOUNDS.contains(&next.text.as_str()));
+                    .filter(|next| next.start <= w.end + 1)
+                    .map(|next| next.text.as_str())
+                    .filter(|next| BOUNDS.contains(next))
+            });
+            let bounds = bound_word.is_some_and(|b| !other.iter().any(|o| o.text == b));
             !bounds
                 && ((listed && bears_on_next)
                     || held
@@ -957,6 +964,8 @@ pub struct Features {
     /// to another number of the same sort (another name) instead: "opened in 1995" against
     /// "opened in 1994". A number the passage merely lacks is no contradiction.
     pub number_replaced: bool,
+    /// Shown by `--explain`; no level reads it: Chinese words the dictionary lacks are too
+    /// often no names (on the tuning part it accused 20 correct cross-lingual citations).
     pub name_replaced: bool,
     /// The sentence's comparison has on each side what the passage has on the other.
     pub sides_swapped: bool,
@@ -977,7 +986,9 @@ pub fn level(f: &Features) -> Support {
 /// [`level`] with the given thresholds.
 pub fn level_with(f: &Features, t: &Thresholds) -> Support {
     let related = f.share >= t.related;
-    let other_number = f.contradicted_numbers > 0 || f.number_replaced;
+    // Across languages the words around a number meet through glosses, too loosely to
+    // say it was replaced.
+    let other_number = f.contradicted_numbers > 0 || (f.number_replaced && !f.cross);
     let other_name = f.missing_names > 0 && f.other_names > 0;
     // Across languages a negation is too often a translator's turn of phrase ("不得" for
     // "must not"), so only the same language counts it.
@@ -1324,6 +1335,12 @@ mod tests {
         assert!(!bound.features.negation_differs, "{bound:?}");
         let denied = align("Most riders do not wait at the gate.", queue);
         assert!(denied.features.negation_differs, "{denied:?}");
+        // Against the bare word the negation counts: "more than" is not "no more than".
+        let more = align("Most riders wait more than 10 minutes at the gate.", queue);
+        assert!(more.features.negation_differs, "{more:?}");
+        assert_ne!(more.support, Support::Supported);
+        let over = align("旅客从航站楼中心步行到最远登机口超过600米。", terminal);
+        assert_ne!(over.support, Support::Supported, "{over:?}");
     }
 
     #[test]
