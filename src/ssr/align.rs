@@ -600,11 +600,12 @@ fn contradicted(sentence: &str, passage: &str, cross: bool) -> usize {
     let said: HashSet<&str> = claimed.iter().map(|(v, _)| v.as_str()).collect();
     // The passage's numbers the sentence does not state: one it states elsewhere is no
     // other number ("opened in 1994 and widened in 2005" against "opened in 1994").
-    let stated: HashSet<(String, Kind)> = counted(passage)
-        .into_iter()
+    let all = counted(passage);
+    let values: HashSet<&str> = all.iter().map(|(v, _)| v.as_str()).collect();
+    let stated: Vec<&(String, Kind)> = all
+        .iter()
         .filter(|(v, _)| !said.contains(v.as_str()))
         .collect();
-    let values: HashSet<String> = counted(passage).into_iter().map(|(v, _)| v).collect();
     claimed
         .iter()
         .filter(|(value, kind)| {
