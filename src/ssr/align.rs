@@ -121,6 +121,14 @@ const NEGATIONS: &[&str] = &[
     "无",
     "非",
     "并非",
+    "并未",
+    "并没有",
+    "从未",
+    "从不",
+    "尚未",
+    "绝不",
+    "决不",
+    "毫无",
     "不是",
     "不会",
     "不能",
@@ -414,7 +422,11 @@ const CLAUSE_WORDS: &[&str] = &[
 fn clauses(text: &str, words: &[&Word]) -> Vec<usize> {
     let mut breaks: Vec<usize> = text
         .char_indices()
-        .filter(|(_, c)| ",;:，；：、。.!?！？".contains(*c))
+        .filter(|(at, c)| {
+            // Not the comma of "1,234".
+            let thousands = *c == ',' && text[at + 1..].starts_with(|d: char| d.is_ascii_digit());
+            (",;:，；：、".contains(*c) && !thousands) || sentence_end(text, *at, *c)
+        })
         .map(|(at, _)| at)
         .collect();
     breaks.extend(
@@ -427,6 +439,19 @@ fn clauses(text: &str, words: &[&Word]) -> Vec<usize> {
         .iter()
         .map(|w| breaks.iter().filter(|at| **at <= w.start).count())
         .collect()
+}
+
+/// Whether the character `c` at `at` of `text` ends a sentence: a full stop, not the point
+/// of "1.5" or "U.S.".
+fn sentence_end(text: &str, at: usize, c: char) -> bool {
+    match c {
+        '。' | '!' | '?' | '！' | '？' | '\n' => true,
+        '.' => text[at + 1..]
+            .chars()
+            .next()
+            .is_none_or(|next| !next.is_alphanumeric()),
+        _ => false,
+    }
 }
 
 /// The words of the clause of `words[at]` that are no names.
@@ -1234,6 +1259,46 @@ mod tests {
         assert_eq!(moved.support, Support::NotFound);
         let right = align("布达拉宫于1994年被列入世界遗产名录。", palace);
         assert_eq!(right.support, Support::Supported, "{right:?}");
+    }
+
+    #[test]
+    fn numbers_are_read_whole_and_bound_to_what_their_clause_is_said_of() {
+        // Two numbers of the sentence each bound in the passage to the other's words.
+        let hills = "山区水系发达，有大小河流300多条、水库80多座。";
+        let swapped = align("山区有大小河流80多条、水库300多座。", hills);
+        assert_eq!(swapped.support, Support::NotFound, "{swapped:?}");
+        let right = align("山区有大小河流300多条、水库80多座。", hills);
+        assert_eq!(right.support, Support::Supported, "{right:?}");
+        // A clause that says little but its number is said of the one before it.
+        let birds = "两处湿地都有白鹭栖息：北湖湿地约860只，南湖湿地约240只。";
+        let moved = align("南湖湿地栖息的白鹭，约有860只。", birds);
+        assert_eq!(moved.support, Support::NotFound, "{moved:?}");
+        let right = align("北湖湿地栖息的白鹭，约有860只。", birds);
+        assert_ne!(right.support, Support::NotFound, "{right:?}");
+        // In Chinese, who did something is said of the sentence's topic.
+        let gardens = "静园始建于清代，由御史李汝舟主持修建，是城中最大的园林。听松园是城中最古老的园林，始建于北宋，由诗人周墨林购地营建。";
+        let moved = align(
+            "听松园是城中最古老的园林，始建于北宋，由御史李汝舟购地营建。",
+            gardens,
+        );
+        assert_eq!(moved.support, Support::NotFound, "{moved:?}");
+        let right = align(
+            "听松园是城中最古老的园林，始建于北宋，由诗人周墨林购地营建。",
+            gardens,
+        );
+        assert_eq!(right.support, Support::Supported, "{right:?}");
+        // "5,900" is one number, not "5" and "900": a figure the passage lacks beside one
+        // it states is a claim it lacks, not a contradiction.
+        let sound = "Sound travels through air at about 343 metres per second. In water it is faster, about 1,480 metres per second, and in steel faster still, at around 5,900 metres per second.";
+        let extra = align(
+            "Sound moves through steel at around 5,900 metres per second, and through glass at about 4,500.",
+            sound,
+        );
+        assert_eq!(extra.support, Support::Partial, "{extra:?}");
+        // 并未 denies.
+        let book = "作者生前并未将书稿整理出版，书稿由其弟子在他去世后刊行。";
+        let denied = align("作者生前已亲自将书稿整理出版。", book);
+        assert_eq!(denied.support, Support::NotFound, "{denied:?}");
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! which is no contradiction: "2005" is bound to "widened", which no number there is.
 
 use super::numbers::numbers;
-use super::{clauses, dictionary, same_role_word, Word, MAX_ROLE_WORDS};
+use super::{
+    clauses, dictionary, han_text, same_role_word, sentence_end, Word, CLAUSE_WORDS, MAX_ROLE_WORDS,
+};
 use std::collections::HashSet;
 
 /// `names` but the common English words that open a sentence of `text`: "Construction
@@ -75,7 +77,11 @@ impl<'w> Anchor<'w> {
             return Some(Anchor::Number(digits, year, unit, word));
         }
         let unknown_han = word.han() && word.glosses.is_empty() && word.text.chars().count() >= 2;
-        (unknown_han || names.iter().any(|n| std::ptr::eq(*n, word))).then_some(Anchor::Name(word))
+        (unknown_han
+            || names
+                .iter()
+                .any(|n| n.start == word.start && n.end == word.end))
+        .then_some(Anchor::Name(word))
     }
 
     /// The values a number stands for, read with the unit or scale after it (`150` of
@@ -95,6 +101,16 @@ impl<'w> Anchor<'w> {
         match (self, other) {
             (Anchor::Number(a, ..), Anchor::Number(b, ..)) => a == b,
             (Anchor::Name(a), Anchor::Name(b)) => a.meets(b),
+            _ => false,
+        }
+    }
+
+    /// Two numbers that could stand in each other's places: both years or neither (units
+    /// aside: "500 多条" and "3000 多个" are both counts), or two names.
+    fn swappable(&self, other: &Anchor) -> bool {
+        match (self, other) {
+            (Anchor::Number(_, a, ..), Anchor::Number(_, b, ..)) => a == b,
+            (Anchor::Name(_), Anchor::Name(_)) => true,
             _ => false,
         }
     }
@@ -120,6 +136,65 @@ impl<'w> Anchor<'w> {
 /// next: "2008 年开工", reaching into the next clause when its own holds only its unit);
 /// for a name, the rest of its clause, other anchors left out.
 fn bound<'a>(
+    words: &[&'a Word],
+    (clause_ids, sentence_ids, chinese): (&[usize], &[usize], bool),
+    anchors: &[Option<Anchor>],
+    at: usize,
+) -> Vec<&'a Word> {
+    let mut said = bound_in_clause(words, clause_ids, anchors, at);
+    let unit = match anchors[at] {
+        Some(Anchor::Number(_, _, unit, _)) => unit,
+        _ => None,
+    };
+    let name = matches!(anchors[at], Some(Anchor::Name(_)));
+    // A year is said of what follows it as much as of what comes before ("2000年和2001年
+    // 大昭寺…相继列入").
+    let year = matches!(anchors[at], Some(Anchor::Number(_, true, ..)));
+    let says_little = !name
+        && !year
+        && said
+            .iter()
+            .all(|w| unit.is_some_and(|u| std::ptr::eq(*w, u)) || light(w));
+    // The clauses of its sentence before it, up to one set against it ("Eurostar trains
+    // run …, while Le Shuttle carries cars": each says its own).
+    let same_sentence = |j: &usize| sentence_ids[*j] == sentence_ids[at];
+    let since = (0..at)
+        .rev()
+        .take_while(same_sentence)
+        .take_while(|j| !CLAUSE_WORDS.contains(&words[*j].text.as_str()))
+        .last()
+        .unwrap_or(at);
+    let earlier: Vec<usize> = (since..at)
+        .filter(|j| clause_ids[*j] != clause_ids[at])
+        .filter(|j| !matches!(anchors[*j], Some(Anchor::Number(..))))
+        .filter(|j| !name || anchors[*j].is_none())
+        .collect();
+    let clause_of = |j: Option<&usize>| j.map(|j| clause_ids[*j]);
+    // A clause that says little but its number ("at around 5,900 metres per second",
+    // "约有 492 头") is said of the clause before it ("and in steel faster still, at around
+    // 5,900"); in Chinese, such a clause, or one that names who did something
+    // ("由诗人苏舜钦购地营建"), is said of its sentence's topic too, the words of its first
+    // clause: "洞庭湖是…湖泊，约有 492 头" binds 492 to 洞庭湖, as "鄱阳湖约 492 头" binds it
+    // to 鄱阳湖. (An English clause names its own subject.)
+    let mut clauses_said = Vec::new();
+    if says_little {
+        clauses_said.extend(clause_of(earlier.last()));
+    }
+    // (A Latin name in Chinese is mostly a thing acted on: "回退到 HTTP/2".)
+    if chinese && (says_little || (name && words[at].han())) {
+        clauses_said.extend(clause_of(earlier.first()));
+    }
+    said.extend(
+        earlier
+            .iter()
+            .filter(|j| clauses_said.contains(&clause_ids[**j]))
+            .map(|j| words[*j]),
+    );
+    said
+}
+
+/// [`bound`] within the anchor's own clause.
+fn bound_in_clause<'a>(
     words: &[&'a Word],
     clause_ids: &[usize],
     anchors: &[Option<Anchor>],
@@ -165,6 +240,71 @@ fn bound<'a>(
     after(1)
 }
 
+/// A word that says little by itself: one Chinese character ("约", "有"), a short English
+/// word ("about" aside, mostly function words the stop list lets through).
+fn light(word: &Word) -> bool {
+    if word.han() {
+        word.text.chars().count() < 2
+    } else {
+        word.text.len() <= 3 || matches!(word.text.as_str(), "about" | "around" | "some")
+    }
+}
+
+/// The weight of the words of `said` that `there` holds too.
+fn score(said: &[&Word], there: &[&Word], weight: &dyn Fn(&Word) -> f64) -> f64 {
+    said.iter()
+        .filter(|w| there.iter().any(|t| same_role_word(w, t)))
+        .map(|w| weight(w))
+        .sum()
+}
+
+/// The words of `text` with each number the tokenizer cut at its separators ("5,900" into
+/// "5" and "900", "1.5" into "1" and "5") whole again.
+fn joined(text: &str, words: &[&Word]) -> Vec<Word> {
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    let mut out: Vec<Word> = Vec::with_capacity(words.len());
+    for word in words {
+        if let Some(last) = out.last_mut() {
+            let number = last.text.starts_with(|c: char| c.is_ascii_digit())
+                && last
+                    .text
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || c == ',' || c == '.');
+            if number
+                && digits(&word.text)
+                && matches!(text.get(last.end..word.start), Some("," | "."))
+            {
+                last.end = word.end;
+                last.text = text
+                    .get(last.start..word.end)
+                    .unwrap_or_default()
+                    .to_string();
+                continue;
+            }
+        }
+        out.push(Word {
+            text: word.text.clone(),
+            start: word.start,
+            end: word.end,
+            glosses: word.glosses.clone(),
+        });
+    }
+    out
+}
+
+/// For each word, the sentence of `text` it stands in.
+fn sentences_of(text: &str, words: &[&Word]) -> Vec<usize> {
+    let ends: Vec<usize> = text
+        .char_indices()
+        .filter(|(at, c)| sentence_end(text, *at, *c))
+        .map(|(at, _)| at)
+        .collect();
+    words
+        .iter()
+        .map(|w| ends.iter().filter(|at| **at <= w.start).count())
+        .collect()
+}
+
 /// What the passage does with the sentence's numbers and names.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(super) struct Anchored {
@@ -194,12 +334,24 @@ pub(super) fn anchored(
     if window.len() > MAX_ROLE_WORDS || claim.len() > MAX_ROLE_WORDS {
         return Anchored::default();
     }
+    let (claim, window) = (joined(sentence, claim), joined(source, window));
+    let (claim, window): (Vec<&Word>, Vec<&Word>) =
+        (claim.iter().collect(), window.iter().collect());
+    let (claim, window) = (&claim[..], &window[..]);
     let claim_names = named(sentence, claim_names);
     let window_names = named(source, window_names);
     let claim_anchors = Anchor::all(claim, &claim_names);
     let window_anchors = Anchor::all(window, &window_names);
-    let claim_clauses = clauses(sentence, claim);
-    let window_clauses = clauses(source, window);
+    let claim_clauses = (
+        clauses(sentence, claim),
+        sentences_of(sentence, claim),
+        han_text(sentence),
+    );
+    let window_clauses = (
+        clauses(source, window),
+        sentences_of(source, window),
+        han_text(source),
+    );
     // The values each side's numbers stand for, in one form (`150万` is `1.5 million`).
     let values = |text: &str, anchors: &[Option<Anchor>]| -> HashSet<String> {
         anchors
@@ -214,7 +366,12 @@ pub(super) fn anchored(
     let bound_there: Vec<Vec<&Word>> = (0..window.len())
         .map(|j| {
             if window_anchors[j].is_some() {
-                bound(window, &window_clauses, &window_anchors, j)
+                bound(
+                    window,
+                    (&window_clauses.0, &window_clauses.1, window_clauses.2),
+                    &window_anchors,
+                    j,
+                )
             } else {
                 Vec::new()
             }
@@ -228,40 +385,69 @@ pub(super) fn anchored(
                 .any(|v| claim_values.contains(v))
     };
     let mut found = Anchored::default();
+    // Each anchor of the sentence the passage states: its words, and where the passage
+    // binds them best.
+    let mut placed: Vec<(usize, Vec<&Word>, usize)> = Vec::new();
     for (i, anchor) in claim_anchors.iter().enumerate() {
         let Some(anchor) = anchor else {
             continue;
         };
-        let said = bound(claim, &claim_clauses, &claim_anchors, i);
-        let score = |j: usize| -> f64 {
-            let there = &bound_there[j];
-            said.iter()
-                .filter(|w| there.iter().any(|t| same_role_word(w, t)))
-                .map(|w| weight(w))
-                .sum()
-        };
+        let said = bound(
+            claim,
+            (&claim_clauses.0, &claim_clauses.1, claim_clauses.2),
+            &claim_anchors,
+            i,
+        );
+        let score_at = |j: usize| score(&said, &bound_there[j], weight);
         let best = |keep: &dyn Fn(&Anchor) -> bool| {
             window_anchors
                 .iter()
                 .enumerate()
                 .filter(|(_, a)| a.as_ref().is_some_and(keep))
-                .map(|(j, _)| score(j))
-                .fold(None, |top: Option<f64>, s| {
-                    Some(top.map_or(s, |t| t.max(s)))
+                .map(|(j, _)| (j, score_at(j)))
+                .fold(None, |top: Option<(usize, f64)>, (j, s)| match top {
+                    Some((_, t)) if t >= s => top,
+                    _ => Some((j, s)),
                 })
         };
-        let elsewhere = best(&|a| anchor.comparable(a) && !stated(a));
+        let elsewhere = best(&|a| anchor.comparable(a) && !stated(a)).map(|(_, s)| s);
         let absent = anchor.values(sentence).is_disjoint(&window_values);
+        // Replaced: another number of the same sort bound to a word of the sentence's that
+        // says something ("opened", "wood"), not only "about" or "约".
+        let heavy: Vec<&Word> = said.iter().copied().filter(|w| !light(w)).collect();
+        let heavy_elsewhere = window_anchors.iter().enumerate().any(|(j, a)| {
+            a.as_ref()
+                .is_some_and(|a| anchor.comparable(a) && !stated(a))
+                && score(&heavy, &bound_there[j], weight) > 0.0
+        });
         match best(&|a| anchor.same(a)) {
-            Some(here) => {
+            Some((j, here)) => {
                 found.moved |= matches!(elsewhere, Some(elsewhere) if elsewhere > here + 1e-9);
+                placed.push((i, said, j));
             }
-            None if absent && elsewhere.is_some_and(|s| s > 0.0) => match anchor {
+            None if absent && heavy_elsewhere => match anchor {
                 Anchor::Number(..) => found.number_replaced = true,
                 Anchor::Name(_) => found.name_replaced = true,
             },
             None => {}
         }
     }
+    // Two numbers (names) of the sentence each bound in the passage to the other's words:
+    // "河流 500 多条、湖泊 3000 多个" against "河流 3000 多条、湖泊 500 多个".
+    found.moved |= placed.iter().enumerate().any(|(n, (a, said_a, at_a))| {
+        placed[n + 1..].iter().any(|(b, said_b, at_b)| {
+            let (Some(x), Some(y)) = (&claim_anchors[*a], &claim_anchors[*b]) else {
+                return false;
+            };
+            at_a != at_b
+                && claim_clauses.0[*a] != claim_clauses.0[*b]
+                && !x.same(y)
+                && x.swappable(y)
+                && score(said_a, &bound_there[*at_b], weight)
+                    > score(said_a, &bound_there[*at_a], weight) + 1e-9
+                && score(said_b, &bound_there[*at_a], weight)
+                    > score(said_b, &bound_there[*at_b], weight) + 1e-9
+        })
+    });
     found
 }
