@@ -28,7 +28,8 @@
 //!      under [`Thresholds::lacks`]);
 //!    - supported: a share of at least `supported` with every number of the sentence in
 //!      the passage, no two names in each other's clauses (roles exchanged), in one
-//!      language no comparison words pointing the other way ("narrowest" for "widest"), in one
+//!      language no comparison words pointing the other way ("narrowest" for "widest"; a Chinese
+//!      "比" clause ending on the other direction than the passage's), in one
 //!      language no Chinese word the dictionary does not know (a name, mostly) missing
 //!      from it, and no negation on one side only;
 //!    - partial: at least `partial`;
@@ -809,7 +810,8 @@ fn roles(
     };
     Roles {
         reversed,
-        direction_opposed,
+        direction_opposed: direction_opposed
+            || compared_otherwise((sentence, &sentence_refs), (source, window)),
         names_swapped,
         anchored: anchors::anchored(
             (sentence, &sentence_refs, &sentence_names),
@@ -818,6 +820,49 @@ fn roles(
         ),
         sides_swapped: sides_swapped((sentence, &sentence_refs), (source, window)),
     }
+}
+
+/// Whether a Chinese comparison of the sentence ("比 B 高出 0.9 米") ends on the other
+/// direction than the passage's clause comparing the same things ("比 B 还低 0.9 米"):
+/// the last comparison word of a "比" clause is its predicate, whatever words before it
+/// hold ("前低纪录").
+fn compared_otherwise(
+    (sentence, said): (&str, &[&Word]),
+    (source, window): (&str, &[&Word]),
+) -> bool {
+    let by_clause = |text: &str, words: &[&Word]| -> Vec<Vec<usize>> {
+        let ids = clauses(text, words);
+        let mut out: Vec<Vec<usize>> = Vec::new();
+        for (i, id) in ids.iter().enumerate() {
+            match out.last_mut() {
+                Some(last) if ids[last[0]] == *id => last.push(i),
+                _ => out.push(vec![i]),
+            }
+        }
+        out.retain(|clause| clause.iter().any(|i| words[*i].text == "比"));
+        out
+    };
+    let last_direction = |words: &[&Word], clause: &[usize]| {
+        clause
+            .iter()
+            .rev()
+            .map(|i| compare::polarity(&words[*i].text))
+            .find(|p| *p != 0)
+    };
+    let stated = by_clause(source, window);
+    by_clause(sentence, said).iter().any(|mine| {
+        let Some(direction) = last_direction(said, mine) else {
+            return false;
+        };
+        stated.iter().any(|theirs| {
+            let shared = mine
+                .iter()
+                .filter(|i| said[**i].text.chars().count() >= 2)
+                .filter(|i| theirs.iter().any(|j| said[**i].meets(window[*j])))
+                .count();
+            shared >= 2 && last_direction(window, theirs) == Some(-direction)
+        })
+    })
 }
 
 /// Finds the passage of `source` that best supports `sentence`.
@@ -1295,6 +1340,12 @@ mod tests {
             sound,
         );
         assert_eq!(extra.support, Support::Partial, "{extra:?}");
+        // The same figure said of another place of the same kind.
+        let lakes = "草原上湖泊众多，其中呼伦湖面积约2339平方公里，是内蒙古第一大湖；贝尔湖大部分位于蒙古国境内。";
+        let other = align("贝尔湖面积约2339平方公里，是内蒙古第一大湖。", lakes);
+        assert_eq!(other.support, Support::NotFound, "{other:?}");
+        let right = align("呼伦湖面积约2339平方公里，是内蒙古第一大湖。", lakes);
+        assert_eq!(right.support, Support::Supported, "{right:?}");
         // 并未 denies.
         let book = "作者生前并未将书稿整理出版，书稿由其弟子在他去世后刊行。";
         let denied = align("作者生前已亲自将书稿整理出版。", book);
@@ -1322,6 +1373,16 @@ mod tests {
             lake,
         );
         assert_ne!(smaller.support, Support::Supported, "{smaller:?}");
+    }
+
+    #[test]
+    fn a_chinese_comparison_ending_the_other_way_is_no_support() {
+        let lake = "2022年9月星子站水位降至7.1米，创历史最低纪录，比2004年的前低纪录还低0.9米。";
+        let higher = align("星子站水位降至7.1米，比2004年的前低纪录高出0.9米。", lake);
+        assert!(higher.features.direction_opposed, "{higher:?}");
+        assert_ne!(higher.support, Support::Supported);
+        let lower = align("星子站水位降至7.1米，比2004年的前低纪录还低0.9米。", lake);
+        assert_eq!(lower.support, Support::Supported, "{lower:?}");
     }
 
     #[test]

@@ -28,6 +28,11 @@ fn opens_sentence(text: &str, word: &Word) -> bool {
     before.is_empty() || before.ends_with(['.', '!', '?', ':', ';', '。', '！', '？', '\n'])
 }
 
+/// Words that scale a number rather than count something.
+const SCALES: &[&str] = &[
+    "万", "亿", "千", "百", "百万", "千万", "万亿", "thousand", "million", "billion", "trillion",
+];
+
 /// What a number or a name of a claim is bound to: a number (its digits, whether it
 /// reads as a year, the word after it: its unit, mostly, and the word itself) or a name.
 enum Anchor<'a> {
@@ -41,11 +46,21 @@ impl<'w> Anchor<'w> {
         words
             .iter()
             .map(|word| {
-                // The longest word right after it (a space at most between): its unit.
-                let next = words
-                    .iter()
-                    .filter(|n| (word.end..=word.end + 1).contains(&n.start))
-                    .max_by_key(|n| n.end);
+                // The longest word right after it (a space at most between): its unit, or
+                // its scale, and then the word after that is ("1.1 万只").
+                let after = |end: usize| {
+                    words
+                        .iter()
+                        .filter(move |n| (end..=end + 1).contains(&n.start))
+                        .max_by_key(|n| n.end)
+                };
+                let next = after(word.end).map(|n| {
+                    if SCALES.contains(&n.text.as_str()) {
+                        after(n.end).unwrap_or(n)
+                    } else {
+                        n
+                    }
+                });
                 // A piece of a known word, or a known word and a character ("西汉时",
                 // "二十四" of "二十四节气"): jieba's search mode cut it, it names nothing.
                 let piece = word.han()
@@ -250,6 +265,36 @@ fn light(word: &Word) -> bool {
     }
 }
 
+/// Last characters of Chinese names of places and institutions: 洞庭湖, 随州市, 灵隐寺.
+const PLACE_ENDINGS: &[char] = &[
+    '湖', '河', '江', '山', '省', '市', '县', '镇', '村', '岛', '洲', '寺', '庙', '园', '馆', '宫',
+    '殿', '桥', '塔', '楼', '亭', '港', '湾', '峰', '岭', '州', '站', '海', '峡', '洞', '城', '院',
+];
+
+/// Whether the passage says the sentence's number or name of another place of the same
+/// kind: "贝尔湖面积约 2339 平方公里" against "呼伦湖面积约 2339 平方公里". `said` are the
+/// sentence's words bound to it, `there` the passage's, `sentence` all the sentence's words.
+/// (A place the dictionary knows is no name to the other features.)
+fn another_of_its_kind(said: &[&Word], there: &[&Word], sentence: &[&Word]) -> bool {
+    let ending = |w: &Word| {
+        let mut chars = w.text.chars();
+        let last = chars.next_back().filter(|c| PLACE_ENDINGS.contains(c))?;
+        (w.han() && chars.count() >= 2).then_some(last)
+    };
+    said.iter().any(|mine| {
+        let Some(kind) = ending(mine) else {
+            return false;
+        };
+        !there.iter().any(|t| same_role_word(mine, t))
+            && there.iter().any(|theirs| {
+                ending(theirs) == Some(kind)
+                    && !sentence.iter().any(|w| same_role_word(w, theirs))
+                    && !mine.text.contains(&theirs.text)
+                    && !theirs.text.contains(&mine.text)
+            })
+    })
+}
+
 /// The weight of the words of `said` that `there` holds too.
 fn score(said: &[&Word], there: &[&Word], weight: &dyn Fn(&Word) -> f64) -> f64 {
     said.iter()
@@ -422,7 +467,8 @@ pub(super) fn anchored(
         });
         match best(&|a| anchor.same(a)) {
             Some((j, here)) => {
-                found.moved |= matches!(elsewhere, Some(elsewhere) if elsewhere > here + 1e-9);
+                found.moved |= matches!(elsewhere, Some(elsewhere) if elsewhere > here + 1e-9)
+                    || another_of_its_kind(&said, &bound_there[j], claim);
                 placed.push((i, said, j));
             }
             None if absent && heavy_elsewhere => match anchor {
