@@ -1308,30 +1308,37 @@ mod tests {
 
     #[test]
     fn numbers_are_read_whole_and_bound_to_what_their_clause_is_said_of() {
-        // Two numbers of the sentence each bound in the passage to the other's words.
-        let hills = "山区水系发达，有大小河流300多条、水库80多座。";
-        let swapped = align("山区有大小河流80多条、水库300多座。", hills);
-        assert_eq!(swapped.support, Support::NotFound, "{swapped:?}");
-        let right = align("山区有大小河流300多条、水库80多座。", hills);
-        assert_eq!(right.support, Support::Supported, "{right:?}");
+        // (source, a sentence it contradicts, one it supports)
+        let cases = [
+            // Two numbers of the sentence each bound in the passage to the other's words.
+            (
+                "山区水系发达，有大小河流300多条、水库80多座。",
+                "山区有大小河流80多条、水库300多座。",
+                "山区有大小河流300多条、水库80多座。",
+            ),
+            // In Chinese, who did something is said of the sentence's topic.
+            (
+                "静园始建于清代，由御史李汝舟主持修建，是城中最大的园林。听松园是城中最古老的园林，始建于北宋，由诗人周墨林购地营建。",
+                "听松园是城中最古老的园林，始建于北宋，由御史李汝舟购地营建。",
+                "听松园是城中最古老的园林，始建于北宋，由诗人周墨林购地营建。",
+            ),
+            // The same figure said of another place of the same kind.
+            (
+                "草原上湖泊众多，其中呼伦湖面积约2339平方公里，是内蒙古第一大湖；贝尔湖大部分位于蒙古国境内。",
+                "贝尔湖面积约2339平方公里，是内蒙古第一大湖。",
+                "呼伦湖面积约2339平方公里，是内蒙古第一大湖。",
+            ),
+        ];
+        for (source, wrong, right) in cases {
+            assert_eq!(align(wrong, source).support, Support::NotFound, "{wrong}");
+            assert_eq!(align(right, source).support, Support::Supported, "{right}");
+        }
         // A clause that says little but its number is said of the one before it.
         let birds = "两处湿地都有白鹭栖息：北湖湿地约860只，南湖湿地约240只。";
         let moved = align("南湖湿地栖息的白鹭，约有860只。", birds);
         assert_eq!(moved.support, Support::NotFound, "{moved:?}");
         let right = align("北湖湿地栖息的白鹭，约有860只。", birds);
         assert_ne!(right.support, Support::NotFound, "{right:?}");
-        // In Chinese, who did something is said of the sentence's topic.
-        let gardens = "静园始建于清代，由御史李汝舟主持修建，是城中最大的园林。听松园是城中最古老的园林，始建于北宋，由诗人周墨林购地营建。";
-        let moved = align(
-            "听松园是城中最古老的园林，始建于北宋，由御史李汝舟购地营建。",
-            gardens,
-        );
-        assert_eq!(moved.support, Support::NotFound, "{moved:?}");
-        let right = align(
-            "听松园是城中最古老的园林，始建于北宋，由诗人周墨林购地营建。",
-            gardens,
-        );
-        assert_eq!(right.support, Support::Supported, "{right:?}");
         // "5,900" is one number, not "5" and "900": a figure the passage lacks beside one
         // it states is a claim it lacks, not a contradiction.
         let sound = "Sound travels through air at about 343 metres per second. In water it is faster, about 1,480 metres per second, and in steel faster still, at around 5,900 metres per second.";
@@ -1340,12 +1347,6 @@ mod tests {
             sound,
         );
         assert_eq!(extra.support, Support::Partial, "{extra:?}");
-        // The same figure said of another place of the same kind.
-        let lakes = "草原上湖泊众多，其中呼伦湖面积约2339平方公里，是内蒙古第一大湖；贝尔湖大部分位于蒙古国境内。";
-        let other = align("贝尔湖面积约2339平方公里，是内蒙古第一大湖。", lakes);
-        assert_eq!(other.support, Support::NotFound, "{other:?}");
-        let right = align("呼伦湖面积约2339平方公里，是内蒙古第一大湖。", lakes);
-        assert_eq!(right.support, Support::Supported, "{right:?}");
         // 并未 denies.
         let book = "作者生前并未将书稿整理出版，书稿由其弟子在他去世后刊行。";
         let denied = align("作者生前已亲自将书稿整理出版。", book);
