@@ -8,7 +8,8 @@
 
 use super::numbers::numbers;
 use super::{
-    clauses, dictionary, han_text, same_role_word, sentence_end, Word, CLAUSE_WORDS, MAX_ROLE_WORDS,
+    clauses, dictionary, han_text, same_role_word, sentence_end, Word, CLAUSE_WORDS,
+    MAX_ROLE_WORDS, MAX_SWAPPED_NAMES,
 };
 use std::collections::HashSet;
 
@@ -205,8 +206,16 @@ fn bound<'a>(
             .filter(|j| clauses_said.contains(&clause_ids[**j]))
             .map(|j| words[*j]),
     );
+    // Every anchor is weighed against every other by these words: a few dozen tell.
+    said.truncate(MAX_BOUND_WORDS);
     said
 }
+
+/// At most this many words are bound to an anchor, and this many anchors of a sentence
+/// weighed: the work stays bounded whatever a sentence holds (real ones bind a dozen words
+/// to each of a few anchors).
+const MAX_BOUND_WORDS: usize = 48;
+const MAX_CLAIM_ANCHORS: usize = 64;
 
 /// [`bound`] within the anchor's own clause.
 fn bound_in_clause<'a>(
@@ -315,10 +324,12 @@ fn joined(text: &str, words: &[&Word]) -> Vec<Word> {
                     .text
                     .chars()
                     .all(|c| c.is_ascii_digit() || c == ',' || c == '.');
-            if number
-                && digits(&word.text)
-                && matches!(text.get(last.end..word.start), Some("," | "."))
-            {
+            let separated = match text.get(last.end..word.start) {
+                Some(".") => true,
+                Some(",") => super::thousands(text, last.end),
+                _ => false,
+            };
+            if number && digits(&word.text) && separated {
                 last.end = word.end;
                 last.text = text
                     .get(last.start..word.end)
@@ -346,7 +357,7 @@ fn sentences_of(text: &str, words: &[&Word]) -> Vec<usize> {
         .collect();
     words
         .iter()
-        .map(|w| ends.iter().filter(|at| **at <= w.start).count())
+        .map(|w| ends.partition_point(|at| *at <= w.start))
         .collect()
 }
 
@@ -433,7 +444,12 @@ pub(super) fn anchored(
     // Each anchor of the sentence the passage states: its words, and where the passage
     // binds them best.
     let mut placed: Vec<(usize, Vec<&Word>, usize)> = Vec::new();
-    for (i, anchor) in claim_anchors.iter().enumerate() {
+    let weighed = claim_anchors
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.is_some())
+        .take(MAX_CLAIM_ANCHORS);
+    for (i, anchor) in weighed {
         let Some(anchor) = anchor else {
             continue;
         };
@@ -479,7 +495,9 @@ pub(super) fn anchored(
         }
     }
     // Two numbers (names) of the sentence each bound in the passage to the other's words:
-    // "河流 500 多条、湖泊 3000 多个" against "河流 3000 多条、湖泊 500 多个".
+    // "河流 500 多条、湖泊 3000 多个" against "河流 3000 多条、湖泊 500 多个". Its first few
+    // only, so the pairs stay few whatever a sentence holds.
+    let placed = &placed[..placed.len().min(MAX_SWAPPED_NAMES)];
     found.moved |= placed.iter().enumerate().any(|(n, (a, said_a, at_a))| {
         placed[n + 1..].iter().any(|(b, said_b, at_b)| {
             let (Some(x), Some(y)) = (&claim_anchors[*a], &claim_anchors[*b]) else {
