@@ -1,6 +1,6 @@
 //! The citation checker (`ssr::align`) against the labelled sets, through the report
 //! `cited check-citations` prints (`ssr::eval::citations`):
-//! - `eval/citations/tune.jsonl` and `heldout.jsonl`: 1,291 pairs written for this project
+//! - `eval/citations/tune.jsonl` and `heldout.jsonl`: 1,491 pairs written for this project
 //!   (Chinese and English, cross-lingual both ways, paraphrase, traps of a wrong number,
 //!   name, date, comparison or negation, partial support). The thresholds were chosen on
 //!   the tuning part only; the held-out figures are the ones reported.
@@ -44,16 +44,15 @@ fn the_held_out_part_measures_the_checker() {
         "held-out",
         include_str!("../../eval/citations/heldout.jsonl"),
     );
-    // Measured (2026-11-27, the fifth held-out part, after this session's change,
-    // `cited check-citations eval/citations/heldout.jsonl`): 200 pairs, accuracy 0.405, not
-    // checked 0.025, P(supported) 0.692 (9/13), P(unsupported) 0.733 (22/30), no correct
-    // cross-lingual citation called unsupported (before the change, at `c138307`: 0.405,
-    // 0.025, 0.643, 0.750, none). The targets P(supported) 0.80 and P(unsupported) 0.85 are
-    // not reached on this part.
+    // Measured (2026-11-27, the sixth held-out part, once before and once after the
+    // change it judges, `cited check-citations eval/citations/heldout.jsonl`): 200 pairs,
+    // accuracy 0.425, not checked 0.030, P(supported) 0.857 (12/14), P(unsupported) 0.957
+    // (22/23), no correct cross-lingual citation called unsupported (before, at `da2d03d`:
+    // 0.435, 0.035, 0.857 (12/14), 0.812 (26/32), one). These are the targets.
     let t = report.total;
     assert!(t.pairs >= 200, "{} pairs", t.pairs);
     assert!(
-        t.cross_lingual_accused <= 1,
+        t.cross_lingual_accused == 0,
         "{} correct cross-lingual citations called unsupported",
         t.cross_lingual_accused
     );
@@ -61,27 +60,30 @@ fn the_held_out_part_measures_the_checker() {
     assert!(share <= 0.4, "not checked: {share:.2}");
     let unsupported = t.precision(Label::Unsupported).unwrap_or(0.0);
     let supported = t.precision(Label::Supported).unwrap_or(0.0);
-    assert!(unsupported >= 0.72, "P(unsupported) {unsupported:.2}");
-    assert!(supported >= 0.65, "P(supported) {supported:.2}");
+    assert!(unsupported >= 0.85, "P(unsupported) {unsupported:.2}");
+    assert!(supported >= 0.8, "P(supported) {supported:.2}");
     assert!(t.accuracy().unwrap_or(0.0) >= 0.4);
 }
 
 #[test]
 fn the_tuning_part_and_the_first_set_stay_where_they_were_tuned() {
-    // Measured (2026-11-27): accuracy 0.511, P(supported) 0.906, P(unsupported) 0.910 over
-    // 1,091 pairs (the thresholds and rules were chosen here, `scripts/tune-citations.py`);
-    // two correct cross-lingual citations called unsupported (t-850, a partial sentence
-    // whose extra year and comparison words read as a reversal; t-914, a partial one naming
-    // "SCT", which the page spells out, beside other names). The first set's accuracy
-    // 0.42 (it has no "not checked" label, and its partial pairs include contradictions).
+    // Measured (2026-11-27): accuracy 0.475, P(supported) 0.936 (88/94), P(unsupported)
+    // 0.935 (172/184) over 1,291 pairs (the thresholds and rules were chosen here,
+    // `scripts/tune-citations.py`); two correct cross-lingual citations called unsupported
+    // (t-850, a partial sentence whose extra year and comparison words read as a reversal;
+    // t-914, a partial one naming "SCT", which the page spells out, beside other names).
+    // Accuracy fell from 0.494 when names bound to other words stopped accusing: a verdict
+    // is given where the evidence holds, so traps it cannot prove are "partial". The first
+    // set's accuracy 0.42 (it has no "not checked" label, and its partial pairs include
+    // contradictions).
     let tune = measured("tuning", include_str!("../../eval/citations/tune.jsonl"));
-    assert!(tune.total.pairs >= 1080, "{} pairs", tune.total.pairs);
+    assert!(tune.total.pairs >= 1280, "{} pairs", tune.total.pairs);
     assert!(tune.total.cross_lingual_accused <= 2);
     assert!(tune.total.precision(Label::Supported).unwrap_or(0.0) >= 0.9);
     assert!(tune.total.precision(Label::Unsupported).unwrap_or(0.0) >= 0.9);
     let first = measured("first set", include_str!("data/alignment.jsonl"));
     assert!(first.total.pairs >= 60);
-    for (report, floor) in [(&tune, 0.5), (&first, 0.4)] {
+    for (report, floor) in [(&tune, 0.46), (&first, 0.4)] {
         let accuracy = report.total.accuracy().unwrap_or(0.0);
         assert!(accuracy >= floor, "accuracy {accuracy:.2}");
     }

@@ -370,6 +370,8 @@ pub(super) struct Anchored {
     /// in 1988 and the tunnel opened in 1994"; "圈养大熊猫的数量为 1864 只" against "野生大熊猫
     /// 数量为 1864 只，圈养数量为 375 只".
     pub moved: bool,
+    /// `moved` by a name only (no number moved).
+    pub name_moved: bool,
     /// A number of the sentence the passage lacks, whose words are bound there to another
     /// number of the same sort the sentence does not state: "opened in 1995" against
     /// "opened in 1994".
@@ -483,8 +485,12 @@ pub(super) fn anchored(
         });
         match best(&|a| anchor.same(a)) {
             Some((j, here)) => {
-                found.moved |= matches!(elsewhere, Some(elsewhere) if elsewhere > here + 1e-9)
+                let moved = matches!(elsewhere, Some(elsewhere) if elsewhere > here + 1e-9)
                     || another_of_its_kind(&said, &bound_there[j], claim);
+                match anchor {
+                    Anchor::Number(..) => found.moved |= moved,
+                    Anchor::Name(_) => found.name_moved |= moved,
+                }
                 placed.push((i, said, j));
             }
             None if absent && heavy_elsewhere => match anchor {
@@ -498,7 +504,7 @@ pub(super) fn anchored(
     // "河流 500 多条、湖泊 3000 多个" against "河流 3000 多条、湖泊 500 多个". Its first few
     // only, so the pairs stay few whatever a sentence holds.
     let placed = &placed[..placed.len().min(MAX_SWAPPED_NAMES)];
-    found.moved |= placed.iter().enumerate().any(|(n, (a, said_a, at_a))| {
+    let swapped = placed.iter().enumerate().any(|(n, (a, said_a, at_a))| {
         placed[n + 1..].iter().any(|(b, said_b, at_b)| {
             let (Some(x), Some(y)) = (&claim_anchors[*a], &claim_anchors[*b]) else {
                 return false;
@@ -513,5 +519,8 @@ pub(super) fn anchored(
                     > score(said_b, &bound_there[*at_b], weight) + 1e-9
         })
     });
+    found.moved |= swapped;
+    found.name_moved &= !found.moved;
+    found.moved |= found.name_moved;
     found
 }

@@ -229,6 +229,8 @@ pub fn direction<'a>(words: impl IntoIterator<Item = &'a str>) -> Option<i8> {
 /// as jieba cuts them; English words as written, inflections allowed.
 const OPPOSITES: &[(&str, &str)] = &[
     ("lunar", "solar"),
+    ("above", "below"),
+    ("以上", "以下"),
     ("increase", "decrease"),
     ("increased", "decreased"),
     ("rose", "fell"),
