@@ -166,11 +166,14 @@ fn bound<'a>(
     // A year is said of what follows it as much as of what comes before ("2000年和2001年
     // 大昭寺…相继列入").
     let year = matches!(anchors[at], Some(Anchor::Number(_, true, ..)));
+    // Nothing but its unit and light words; or nothing at all: a number right after
+    // another ("1990 2000") has no words of its own and is said of the clause before.
     let says_little = !name
         && !year
-        && said
-            .iter()
-            .all(|w| unit.is_some_and(|u| std::ptr::eq(*w, u)) || light(w));
+        && (said.is_empty()
+            || said
+                .iter()
+                .all(|w| unit.is_some_and(|u| std::ptr::eq(*w, u)) || light(w)));
     // The clauses of its sentence before it, up to one set against it ("Eurostar trains
     // run …, while Le Shuttle carries cars": each says its own).
     let same_sentence = |j: &usize| sentence_ids[*j] == sentence_ids[at];
@@ -290,14 +293,23 @@ fn another_of_its_kind(said: &[&Word], there: &[&Word], sentence: &[&Word]) -> b
         let last = chars.next_back().filter(|c| PLACE_ENDINGS.contains(c))?;
         (w.han() && chars.count() >= 2).then_some(last)
     };
-    said.iter().any(|mine| {
-        let Some(kind) = ending(mine) else {
-            return false;
-        };
+    let mine: Vec<(&Word, char)> = said
+        .iter()
+        .filter_map(|w| ending(w).map(|kind| (*w, kind)))
+        .collect();
+    if mine.is_empty() {
+        return false;
+    }
+    // The passage's place words the sentence does not use, found once.
+    let theirs: Vec<(&Word, char)> = there
+        .iter()
+        .filter_map(|w| ending(w).map(|kind| (*w, kind)))
+        .filter(|(w, _)| !sentence.iter().any(|s| same_role_word(s, w)))
+        .collect();
+    mine.iter().any(|(mine, kind)| {
         !there.iter().any(|t| same_role_word(mine, t))
-            && there.iter().any(|theirs| {
-                ending(theirs) == Some(kind)
-                    && !sentence.iter().any(|w| same_role_word(w, theirs))
+            && theirs.iter().any(|(theirs, theirs_kind)| {
+                theirs_kind == kind
                     && !mine.text.contains(&theirs.text)
                     && !theirs.text.contains(&mine.text)
             })
@@ -435,13 +447,19 @@ pub(super) fn anchored(
             }
         })
         .collect();
-    let stated = |anchor: &Anchor| {
-        claim_anchors.iter().flatten().any(|a| a.same(anchor))
-            || anchor
-                .values(source)
-                .iter()
-                .any(|v| claim_values.contains(v))
-    };
+    // Which of the passage's anchors the sentence states too, found once.
+    let stated: Vec<bool> = window_anchors
+        .iter()
+        .map(|anchor| {
+            anchor.as_ref().is_some_and(|anchor| {
+                claim_anchors.iter().flatten().any(|a| a.same(anchor))
+                    || anchor
+                        .values(source)
+                        .iter()
+                        .any(|v| claim_values.contains(v))
+            })
+        })
+        .collect();
     let mut found = Anchored::default();
     // Each anchor of the sentence the passage states: its words, and where the passage
     // binds them best.
@@ -461,29 +479,31 @@ pub(super) fn anchored(
             &claim_anchors,
             i,
         );
-        let score_at = |j: usize| score(&said, &bound_there[j], weight);
-        let best = |keep: &dyn Fn(&Anchor) -> bool| {
-            window_anchors
-                .iter()
-                .enumerate()
-                .filter(|(_, a)| a.as_ref().is_some_and(keep))
-                .map(|(j, _)| (j, score_at(j)))
-                .fold(None, |top: Option<(usize, f64)>, (j, s)| match top {
-                    Some((_, t)) if t >= s => top,
-                    _ => Some((j, s)),
-                })
-        };
-        let elsewhere = best(&|a| anchor.comparable(a) && !stated(a)).map(|(_, s)| s);
-        let absent = anchor.values(sentence).is_disjoint(&window_values);
-        // Replaced: another number of the same sort bound to a word of the sentence's that
-        // says something ("opened", "wood"), not only "about" or "约".
+        // One pass over the passage's anchors: where it binds the sentence's words best
+        // to this number (name), and to another of the same sort the sentence does not
+        // state; and whether such another is bound to a word of the sentence's that says
+        // something ("opened", "wood"), not only "about" or "约" (then it replaced it).
         let heavy: Vec<&Word> = said.iter().copied().filter(|w| !light(w)).collect();
-        let heavy_elsewhere = window_anchors.iter().enumerate().any(|(j, a)| {
-            a.as_ref()
-                .is_some_and(|a| anchor.comparable(a) && !stated(a))
-                && score(&heavy, &bound_there[j], weight) > 0.0
-        });
-        match best(&|a| anchor.same(a)) {
+        let better = |top: Option<(usize, f64)>, j: usize, s: f64| match top {
+            Some((_, t)) if t >= s => top,
+            _ => Some((j, s)),
+        };
+        let (mut same, mut elsewhere, mut heavy_elsewhere) = (None, None, false);
+        for (j, there) in window_anchors.iter().enumerate() {
+            let Some(there) = there else {
+                continue;
+            };
+            if anchor.same(there) {
+                same = better(same, j, score(&said, &bound_there[j], weight));
+            }
+            if anchor.comparable(there) && !stated[j] {
+                elsewhere = better(elsewhere, j, score(&said, &bound_there[j], weight));
+                heavy_elsewhere |= score(&heavy, &bound_there[j], weight) > 0.0;
+            }
+        }
+        let elsewhere = elsewhere.map(|(_, s)| s);
+        let absent = anchor.values(sentence).is_disjoint(&window_values);
+        match same {
             Some((j, here)) => {
                 let moved = matches!(elsewhere, Some(elsewhere) if elsewhere > here + 1e-9)
                     || another_of_its_kind(&said, &bound_there[j], claim);
