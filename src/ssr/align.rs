@@ -714,7 +714,6 @@ const CLAUSE_HELD: f64 = 0.4;
 /// A clause of a sentence: its byte range, its content words, and their weight, all and
 /// held by the passage.
 struct HeldClause {
-    id: usize,
     range: (usize, usize),
     words: usize,
     weight: f64,
@@ -743,25 +742,26 @@ fn held_clauses(
     let all = words(sentence, 0);
     let refs: Vec<&Word> = all.iter().collect();
     let ids = clauses(sentence, &refs);
-    let mut out: Vec<HeldClause> = Vec::new();
+    // jieba's search mode gives a compound's parts before it ("中华", "人民", then
+    // "中华人民共和国"): words are not in order of place, so clauses are kept by id.
+    let mut out: std::collections::BTreeMap<usize, HeldClause> = Default::default();
     for (word, id) in all.iter().zip(&ids) {
-        match out.last_mut() {
-            Some(last) if last.id == *id => last.range.1 = word.end,
-            _ => out.push(HeldClause {
-                id: *id,
-                range: (word.start, word.end),
-                words: 0,
-                weight: 0.0,
-                held: 0.0,
-            }),
-        }
+        let clause = out.entry(*id).or_insert(HeldClause {
+            range: (word.start, word.end),
+            words: 0,
+            weight: 0.0,
+            held: 0.0,
+        });
+        clause.range = (clause.range.0.min(word.start), clause.range.1.max(word.end));
     }
+    // Each claim word is one of the sentence's words, at the same place.
+    let at: std::collections::HashMap<usize, usize> = all
+        .iter()
+        .zip(&ids)
+        .map(|(word, id)| (word.start, *id))
+        .collect();
     for (term, weight) in claim.iter().zip(weights) {
-        let at = all.partition_point(|w| w.start < term.start);
-        let Some(clause) = ids
-            .get(at)
-            .and_then(|id| out.iter_mut().find(|c| c.id == *id))
-        else {
+        let Some(clause) = at.get(&term.start).and_then(|id| out.get_mut(id)) else {
             continue;
         };
         clause.words += 1;
@@ -770,7 +770,7 @@ fn held_clauses(
             clause.held += weight;
         }
     }
-    out
+    out.into_values().collect()
 }
 
 /// The sentences of `text` as byte ranges, trimmed, empty ones left out.
@@ -1650,6 +1650,32 @@ mod tests {
         assert!(city.features.missing_unknown > 0, "{city:?}");
         assert_ne!(city.support, Support::Supported);
         assert_eq!(align(hotpot, hotpot).support, Support::Supported);
+    }
+
+    #[test]
+    fn a_compound_and_its_parts_count_in_their_own_clause() {
+        // jieba gives "中华", "人民", … before "中华人民共和国": each in the second clause.
+        let sentence = "黄河是中国第二长河，中华人民共和国成立于1949年。";
+        let claim: Vec<Word> = words(sentence, 0)
+            .into_iter()
+            .filter(|w| !w.text.chars().all(|c| c.is_ascii_digit()))
+            .collect();
+        let weights = vec![1.0; claim.len()];
+        let first_clause = |w: &Word| w.start < sentence.find('，').unwrap_or(0);
+        let held = held_clauses(sentence, &claim, &weights, first_clause);
+        assert_eq!(held.len(), 2);
+        let second = &held[1];
+        assert_eq!(
+            &sentence[second.range.0..second.range.1],
+            "中华人民共和国成立于1949年"
+        );
+        assert_eq!(held[0].share(), 1.0);
+        assert_eq!(second.share(), 0.0);
+        assert_eq!(
+            held.iter().map(|c| c.words).sum::<usize>(),
+            claim.len(),
+            "every word counted once"
+        );
     }
 
     #[test]
