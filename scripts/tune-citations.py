@@ -44,21 +44,28 @@ def level(f, t, rules):
     th = t["cross"] if cross else t["same"]
     related = f["share"] >= th["related"]
     other_number = f["contradicted_numbers"] > 0 or (f.get("number_replaced", False) and not cross)
-    other_name = f["missing_names"] > 0 and f["other_names"] > 0
-    negation = f["negation_differs"] and not cross
-    moved = ((f.get("anchor_moved", False) and not cross) or f.get("sides_swapped", False)) and rules.get(
-        "moved_not_found", False
+    names_differ = f["missing_names"] > 0 and f["other_names"] > 0
+    other_name = (
+        names_differ and (f.get("name_replaced", False) or f.get("titles_differ", False)) and not cross
     )
+    negation = f["negation_differs"] and not cross
+    anchor_moved = f.get("anchor_moved", False)
+    moved = (
+        (anchor_moved and not f.get("name_moved", False) and not cross) or f.get("sides_swapped", False)
+    ) and rules.get("moved_not_found", False)
     opposite = f.get("opposite", False)
     if related and (other_number or other_name or negation or f["reversed"] or moved or opposite):
         return "not_found"
     supported = f["share"] >= th["supported"] and f["missing_numbers"] == 0
     if (
         f.get("names_swapped")
-        or f.get("anchor_moved")
+        or anchor_moved
         or f.get("sides_swapped")
         or opposite
         or f.get("direction_opposed", False)
+        or f.get("comparison_unstated", False)
+        or f.get("weakest_clause", 1.0) < CLAUSE_HELD
+        or names_differ
         or (not cross and f.get("missing_unknown", 0) > 0)
     ):
         supported = False
@@ -78,6 +85,8 @@ def level(f, t, rules):
 
 
 LABEL = {"supported": "supported", "partial": "partial", "unsupported": "not_found"}
+# ssr::align::CLAUSE_HELD: a clause held under this share withholds "supported".
+CLAUSE_HELD = 0.4
 
 
 def measure(t, rules):

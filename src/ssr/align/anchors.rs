@@ -355,6 +355,7 @@ fn joined(text: &str, words: &[&Word]) -> Vec<Word> {
             start: word.start,
             end: word.end,
             glosses: word.glosses.clone(),
+            name: word.name,
         });
     }
     out

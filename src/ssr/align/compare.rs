@@ -83,6 +83,7 @@ const MORE: &[&str] = &[
     "最大",
     "强",
     "暖",
+    "以上",
 ];
 const LESS: &[&str] = &[
     "less",
@@ -147,6 +148,7 @@ const LESS: &[&str] = &[
     "最小",
     "弱",
     "冷",
+    "以下",
 ];
 
 /// The direction a word gives a comparison.
@@ -229,8 +231,6 @@ pub fn direction<'a>(words: impl IntoIterator<Item = &'a str>) -> Option<i8> {
 /// as jieba cuts them; English words as written, inflections allowed.
 const OPPOSITES: &[(&str, &str)] = &[
     ("lunar", "solar"),
-    ("above", "below"),
-    ("以上", "以下"),
     ("increase", "decrease"),
     ("increased", "decreased"),
     ("rose", "fell"),
