@@ -172,6 +172,11 @@ impl Script {
     pub fn dropped(&self) -> bool {
         self.dropped.load(Ordering::SeqCst)
     }
+
+    /// How many requests it has been sent.
+    pub fn requested(&self) -> usize {
+        self.requests.lock().map_or(0, |requests| requests.len())
+    }
 }
 
 struct DropFlag(Arc<Script>);

@@ -305,9 +305,12 @@ async fn a_cancelled_research_answer_stops_and_is_saved_as_stopped() {
         "{out}"
     );
     assert_eq!(out["after"], 3, "the session goes on: {out}");
-    // The model's stream was dropped, and the answer was saved as stopped.
+    // The answer was saved as stopped, and the model's stream, if the answer had opened
+    // one, was dropped. (The first progress notice can come before the first model call:
+    // on a loaded machine the cancel may then arrive before any stream is open.)
     let owner = crate::ssr::store::owner_of_user("noor");
     let mut stopped = None;
+    let streamed = || script.requested() > 0;
     for _ in 0..100 {
         if let Some(summary) = server.state.store.list(&owner, 5).await.unwrap().first() {
             let conversation = server
@@ -318,14 +321,18 @@ async fn a_cancelled_research_answer_stops_and_is_saved_as_stopped() {
                 .unwrap()
                 .unwrap();
             stopped = conversation.exchanges.first().map(|e| e.stopped);
-            if stopped == Some(true) && script.dropped() {
+            if stopped == Some(true) && (script.dropped() || !streamed()) {
                 break;
             }
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(stopped, Some(true), "the answer was saved as stopped");
-    assert!(script.dropped(), "the model's stream was dropped");
+    assert!(
+        script.dropped() || !streamed(),
+        "the model's stream was dropped ({} requests)",
+        script.requested()
+    );
 }
 
 #[tokio::test]
