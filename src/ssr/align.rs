@@ -30,8 +30,9 @@
 //!      or, in the sentence's own language, a source that plainly lacks the claim (a share
 //!      under [`Thresholds::lacks`]);
 //!    - supported: a share of at least `supported`, every clause of the sentence held (at
-//!      least [`CLAUSE_HELD`] of each one's weight), every number of the sentence in the
-//!      passage, no name or number of it bound there to other words, no name missing
+//!      least [`CLAUSE_HELD`] of each one's weight), no two neighbouring words of the
+//!      sentence held apart in the passage ([`pairs_apart`]), every number of the sentence
+//!      in the passage, no name or number of it bound there to other words, no name missing
 //!      beside another, no two names in each other's clauses (roles exchanged), a
 //!      comparison made outright ("than", 比) only where the passage has one, in one language no comparison words
 //!      pointing the other way ("narrowest" for "widest"; a Chinese "比" clause ending on
