@@ -221,6 +221,7 @@ pub struct Aligned {
 }
 
 /// One word of a text, with where it stands and, for a Chinese word, its English glosses.
+#[derive(Clone)]
 struct Word {
     text: String,
     start: usize,
@@ -730,18 +731,18 @@ fn contradicted(sentence: &str, passage: &str, cross: bool, aside: &HashSet<Stri
         .count()
 }
 
-/// How many neighbouring words of `sentence` the passage's `window` holds each, but never
+/// How many neighbouring words of the sentence (its `words`, all of them) the passage's
+/// `window` holds each, but never
 /// within a few words of each other: "随州市博物馆" against "湖北省博物馆 … 随州", a value
 /// moved in from elsewhere in the passage. "Supported" needs none: on the tuning part
 /// (1,691 pairs) the false "supported" had one or more (8 of 8 on its first 1,491), against
 /// 41 of 102 right ones. Fresh parts have scored some 25 points of P(supported) under the
 /// tuning part, so no false "supported" is left there (one allowed would leave 4).
-fn pairs_apart(sentence: &str, window: &[&Word]) -> usize {
+fn pairs_apart(sentence: &[Word], window: &[&Word]) -> usize {
     const NEAR: usize = 4;
     // The sentence's words by place, a compound's parts left out (jieba's search mode
     // gives both).
-    let mut said = words(sentence, 0);
-    said.truncate(MAX_CLAIM_WORDS);
+    let said = &sentence[..sentence.len().min(MAX_CLAIM_WORDS)];
     let whole: Vec<&Word> = said
         .iter()
         .filter(|w| {
@@ -812,15 +813,14 @@ impl HeldClause {
     }
 }
 
-/// The clauses of `sentence` and how much of each the passage holds (`held`), its content
-/// words `claim` weighted by `weights`.
+/// The clauses of `sentence` (its `words`, all of them) and how much of each the passage
+/// holds (`held`), its content words `claim` weighted by `weights`.
 fn held_clauses(
-    sentence: &str,
+    (sentence, all): (&str, &[Word]),
     claim: &[Word],
     weights: &[f64],
     held: impl Fn(&Word) -> bool,
 ) -> Vec<HeldClause> {
-    let all = words(sentence, 0);
     let refs: Vec<&Word> = all.iter().collect();
     let ids = clauses(sentence, &refs);
     // jieba's search mode gives a compound's parts before it ("中华", "人民", then
@@ -977,7 +977,7 @@ struct Roles {
 /// [`Roles`] of the sentence's deduplicated words `claim` (weighted by `weights`) in the
 /// passage's `window`.
 fn roles(
-    (sentence, claim, weights): (&str, &[Word], &[f64]),
+    (sentence, sentence_words, claim, weights): (&str, &[Word], &[Word], &[f64]),
     (source, window): (&str, &[&Word]),
 ) -> Roles {
     let claim_refs: Vec<&Word> = claim.iter().collect();
@@ -1005,7 +1005,6 @@ fn roles(
         (source, window, &window_names),
     );
     // Numbers bind to words by place, so these read the sentence whole, numbers and all.
-    let sentence_words = words(sentence, 0);
     let sentence_refs: Vec<&Word> = sentence_words.iter().collect();
     let sentence_names = names(sentence, &sentence_refs);
     let weight = |w: &Word| {
@@ -1085,12 +1084,15 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
             .chars()
             .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '%'))
     };
+    // The sentence's words, segmented once: all of them (numbers bind to words by place),
+    // and the claim's, each word once.
+    let said = words(sentence, 0);
     let claim: Vec<Word> = {
         let mut seen = HashSet::new();
-        words(sentence, 0)
-            .into_iter()
+        said.iter()
             .filter(|w| !numeric(w) && seen.insert(w.text.clone()))
             .take(MAX_CLAIM_WORDS)
+            .cloned()
             .collect()
     };
     let spans = sentences(source);
@@ -1135,7 +1137,9 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
             0.0
         }
     };
-    let held_clauses = held_clauses(sentence, &claim, &weights, |term| holds(&window, term));
+    let held_clauses = held_clauses((sentence, &said), &claim, &weights, |term| {
+        holds(&window, term)
+    });
     // The least-held clause of the sentence (of those with two words or more): a
     // sentence of several claims is supported only where each is.
     let weakest_clause = held_clauses
@@ -1157,7 +1161,7 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
     let claim_refs: Vec<&Word> = claim.iter().collect();
     let claim_names = names(sentence, &claim_refs);
     let window_names = names(source, &window);
-    let roles = roles((sentence, &claim, &weights), (source, &window));
+    let roles = roles((sentence, &said, &claim, &weights), (source, &window));
     let (missing_titles, other_titles) = if cross {
         (0, 0)
     } else {
@@ -1200,7 +1204,7 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
         // broad to tell a word from its opposite.
         opposite: !cross && says_opposite(&claim_refs, &window),
         direction_opposed: !cross && roles.direction_opposed,
-        pairs_apart: pairs_apart(sentence, &window),
+        pairs_apart: pairs_apart(&said, &window),
         comparison_unstated: compares(sentence, &claim_refs)
             && !window.iter().any(|w| compare::polarity(&w.text) != 0),
         names_swapped: roles.names_swapped,
@@ -1774,7 +1778,8 @@ mod tests {
             .collect();
         let weights = vec![1.0; claim.len()];
         let first_clause = |w: &Word| w.start < sentence.find('，').unwrap_or(0);
-        let held = held_clauses(sentence, &claim, &weights, first_clause);
+        let all = words(sentence, 0);
+        let held = held_clauses((sentence, &all), &claim, &weights, first_clause);
         assert_eq!(held.len(), 2);
         let second = &held[1];
         assert_eq!(
