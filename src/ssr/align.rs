@@ -24,8 +24,9 @@
 //!      passage binds the sentence's words to: [`anchors`]), in one language binds the
 //!      sentence's words to another name where its own is missing (or names another
 //!      title), binds a number
-//!      of the sentence to other words (in one language), says the opposite (a negation
-//!      on one side only, within its clause; in one language, a word of
+//!      of the sentence to other words (in one language), says the opposite (one side
+//!      denies a word, the one right after its negation, that the other says only in
+//!      clauses without a negation: [`denials_differ`]; in one language, a word of
 //!      [`compare::opposite`]'s table against its opposite), or reverses the comparison;
 //!      or, in the sentence's own language, a source that plainly lacks the claim (a share
 //!      under [`Thresholds::lacks`]);
@@ -34,11 +35,13 @@
 //!      sentence held apart in the passage ([`pairs_apart`]), every number of the sentence
 //!      in the passage, no name or number of it bound there to other words, no name missing
 //!      beside another, no two names in each other's clauses (roles exchanged), a
-//!      comparison made outright ("than", 比) only where the passage has one, in one language no comparison words
-//!      pointing the other way ("narrowest" for "widest"; a Chinese "比" clause ending on
-//!      the other direction than the passage's), in one language no Chinese name (a word
+//!      comparison made outright ("than", 比) only where the passage has one, in one
+//!      language no comparison words pointing the other way ("narrowest" for "widest"; a
+//!      Chinese "比" clause ending on the other direction than the passage's; "less
+//!      strongly" where the passage has "more strongly": [`flipped_beside`]), in one
+//!      language no Chinese name (a word
 //!      the dictionary does not know, or glosses by a name) missing from it, and no
-//!      negation on one side only;
+//!      denial on one side only;
 //!    - partial: at least `partial`;
 //!    - not checked otherwise: a paraphrase the words cannot match, a translation the
 //!      dictionary does not reach. The checker says it cannot tell rather than accuse.
@@ -203,7 +206,8 @@ const BOUNDS: &[&str] = &[
     "exceeding",
 ];
 
-/// How many words after a negation it reaches.
+/// How many words before a word that ends something it reaches ("该政策被取消"), and
+/// before a word of [`compare::opposite`]'s table a negation may stand.
 const NEGATION_REACH: usize = 3;
 
 /// What the best passage of a source says about a sentence.
@@ -341,13 +345,66 @@ fn same_word(a: &str, b: &str) -> bool {
 /// Words of [`NEGATIONS`] that tell things apart rather than deny them.
 const DISTINCTIONS: &[&str] = &["different", "separate", "不同", "分别", "各自"];
 
-/// Which kinds of negation in `words` (offsets into `text`) bear on a word `other` shares
-/// (one of the next few words after it in its clause, or, for `不支持`, the word it holds):
-/// a denial ("not", "cannot", 不得), and a distinction ("different", 不同). A "not"
-/// elsewhere in a passage says nothing of the claim ("a stolen key cannot be used, and
-/// ssh-agent …" denies nothing of ssh-agent); "different" on both sides and "cannot" on one
-/// still differ.
-fn negated((text, words): (&str, &[&Word]), other: &[&Word]) -> (bool, bool) {
+/// What one side denies, and of what: the words a negation bears on (the word right after
+/// it in its clause, with the parts of that word jieba also gives; for a word that ends
+/// something, the few words on either side of it), the words a negating prefix holds
+/// (`不支持`: `支持`) where the other side says them bare, and whether it
+/// tells things apart ("different", 不同). A denial counts against the other side only
+/// where that side says the word in a clause without any negation ([`denials_differ`]).
+#[derive(Debug, Default)]
+struct Denials {
+    /// The denied words (indices into the side's words).
+    words: Vec<usize>,
+    /// Words held by a negating prefix.
+    held: Vec<String>,
+    distinction: bool,
+    /// Indices of the words that deny (of any kind but a distinction).
+    negations: Vec<usize>,
+}
+
+/// English words after a negation in its clause that make it bound rather than deny ("not
+/// opened until 1984" says when it was opened).
+const NOT_DENYING: &[&str] = &["until", "till"];
+
+/// Words between a negation and what it denies.
+const NEGATED_ADVERBS: &[&str] = &[
+    "longer",
+    "yet",
+    "ever",
+    "always",
+    "necessarily",
+    "even",
+    "just",
+    "again",
+    "再",
+    "再也",
+    "一直",
+    "总是",
+    "曾",
+    "必",
+];
+
+/// How a gloss of a Chinese word that starts with a negating character (`无法`: "unable",
+/// `无须`: "need not") shows that it denies, where `非遗` ("intangible cultural heritage")
+/// and `无人机` ("drone") do not.
+const DENYING_GLOSSES: &[&str] = &[
+    "not ",
+    "no ",
+    "non",
+    "un",
+    "without",
+    "cannot",
+    "never",
+    "illegal",
+    "impossible",
+    "lack",
+];
+
+/// What `words` (offsets into `text`) deny of the words they share with `other` ([`Denials`]).
+/// A "not" elsewhere in a passage says nothing of the claim ("a stolen key cannot be used,
+/// and ssh-agent …" denies nothing of ssh-agent), and one bears on the word it stands
+/// before, not on every word after it ("没有沿用…流行的" denies 沿用, not 流行).
+fn denials((text, words): (&str, &[&Word]), other: &[&Word]) -> Denials {
     let in_clause = |i: usize, j: usize| {
         let (from, to) = if i < j {
             (words[i].end, words[j].start)
@@ -360,7 +417,6 @@ fn negated((text, words): (&str, &[&Word]), other: &[&Word]) -> (bool, bool) {
                 .any(|(at, c)| clause_break(text, from + at, c))
         })
     };
-    let shared = |i: usize, j: usize| in_clause(i, j) && other.iter().any(|o| words[j].meets(o));
     let contrast = |w: &Word| {
         CONTRASTS.iter().any(|(word, then)| {
             w.text == *word
@@ -371,44 +427,162 @@ fn negated((text, words): (&str, &[&Word]), other: &[&Word]) -> (bool, bool) {
                 })
         })
     };
-    let bearing: Vec<&str> = words
-        .iter()
-        .enumerate()
-        .filter(|(i, w)| {
-            let i = *i;
-            let ending = ENDINGS.contains(&w.text.as_str());
-            let listed = NEGATIONS.contains(&w.text.as_str()) || contrast(w) || ending;
-            let held = w
-                .text
-                .strip_prefix(NEGATING_PREFIXES)
-                .filter(|rest| !listed && !rest.is_empty())
-                .filter(|_| !NOT_NEGATIONS.contains(&w.text.as_str()));
-            let bears_on_next = (i + 1..words.len().min(i + 1 + NEGATION_REACH))
-                .any(|j| shared(i, j))
-                || (ending && (i.saturating_sub(NEGATION_REACH)..i).any(|j| shared(i, j)));
-            // "不超过 600 米", "不得 超过 五次", "no more than": a bound on a quantity, which
-            // "最多", "at most" say without a negation; but against the bare word ("more
-            // than 10" for "no more than 10", 超过 for 不超过) the negation counts.
-            let bound_word = held.filter(|rest| BOUNDS.contains(rest)).or_else(|| {
-                words
-                    .get(i + 1)
-                    .filter(|next| next.start <= w.end + 1)
-                    .map(|next| next.text.as_str())
-                    .filter(|next| BOUNDS.contains(next))
-            });
-            let bounds = bound_word.is_some_and(|b| !other.iter().any(|o| o.text == b));
-            !bounds
-                && ((listed && bears_on_next)
-                    || held
-                        .is_some_and(|rest| bears_on_next || other.iter().any(|o| o.text == rest)))
+    // The word right after `i` in its clause (and the parts of it that start with it).
+    let next = |i: usize| -> Vec<usize> {
+        let Some(first) = (i + 1..words.len()).find(|&j| words[j].start >= words[i].end) else {
+            return Vec::new();
+        };
+        // "no longer recommends", "not necessarily identical", 不再提供: the word after the
+        // adverb.
+        let first = if NEGATED_ADVERBS.contains(&words[first].text.as_str()) {
+            match (first + 1..words.len()).find(|&j| words[j].start >= words[first].end) {
+                Some(then) => then,
+                None => return Vec::new(),
+            }
+        } else {
+            first
+        };
+        if !in_clause(i, first) {
+            return Vec::new();
+        }
+        (first..words.len())
+            .take_while(|&j| words[j].start < words[first].end)
+            .collect()
+    };
+    // Said on the other side, bare or under a negating prefix ("not paid" against
+    // "unpaid").
+    let shared = |j: &usize| {
+        other.iter().any(|o| {
+            words[*j].meets(o)
+                || o.text
+                    .strip_prefix(NEGATING_PREFIXES)
+                    .or_else(|| o.text.strip_prefix("un"))
+                    .is_some_and(|rest| same_word(rest, &words[*j].text))
         })
-        .map(|(_, w)| w.text.as_str())
-        .collect();
-    let distinction = |w: &&str| DISTINCTIONS.contains(w);
-    (
-        bearing.iter().any(|w| !distinction(w)),
-        bearing.iter().any(distinction),
-    )
+    };
+    let mut out = Denials::default();
+    for (i, w) in words.iter().enumerate() {
+        let ending = ENDINGS.contains(&w.text.as_str());
+        let listed = NEGATIONS.contains(&w.text.as_str()) || contrast(w) || ending;
+        let rest = if listed || NOT_NEGATIONS.contains(&w.text.as_str()) {
+            None
+        } else {
+            w.text
+                .strip_prefix(NEGATING_PREFIXES)
+                .filter(|rest| !rest.is_empty())
+        };
+        // A prefixed word the other side says bare (不支持 against 支持), or one the
+        // dictionary reads as a denial (English "un-" is left alone: "the unfired body"
+        // denies nothing of "fired once").
+        let said_bare = rest.filter(|rest| other.iter().any(|o| same_word(&o.text, rest)));
+        let denying = rest.is_some()
+            && w.han()
+            && (w.glosses.is_empty()
+                || w.glosses
+                    .iter()
+                    .any(|g| DENYING_GLOSSES.iter().any(|d| g.starts_with(d))));
+        if !listed && said_bare.is_none() && !denying {
+            continue;
+        }
+        let after = next(i);
+        // "not opened until 1984", "not only": a bound or an addition, no denial (nor does
+        // it cover its clause).
+        let bounding = (i + 1..words.len())
+            .take_while(|&j| in_clause(i, j))
+            .any(|j| NOT_DENYING.contains(&words[j].text.as_str()))
+            || after.first().is_some_and(|&j| words[j].text == "only");
+        if bounding && !w.han() {
+            continue;
+        }
+        // "不超过 600 米", "不得 超过 五次", "no more than": a bound on a quantity, which
+        // "最多", "at most" say without a negation; but against the bare word ("more than
+        // 10" for "no more than 10", 超过 for 不超过) the negation counts.
+        let bound_word = rest.filter(|rest| BOUNDS.contains(rest)).or_else(|| {
+            after
+                .first()
+                .map(|&j| words[j])
+                .filter(|next| next.start <= w.end + 1)
+                .map(|next| next.text.as_str())
+                .filter(|next| BOUNDS.contains(next))
+        });
+        if bound_word.is_some_and(|b| !other.iter().any(|o| o.text == b)) {
+            continue;
+        }
+        // A denial, whatever it bears on: its clause is within its reach.
+        if !DISTINCTIONS.contains(&w.text.as_str()) {
+            out.negations.push(i);
+        }
+        let mut targets: Vec<usize> = after.into_iter().filter(shared).collect();
+        if ending {
+            targets.extend(
+                (i.saturating_sub(NEGATION_REACH)..i).filter(|&j| in_clause(i, j) && shared(&j)),
+            );
+        }
+        if let Some(rest) = said_bare {
+            out.held.push(rest.to_string());
+        } else if targets.is_empty() {
+            continue;
+        }
+        if DISTINCTIONS.contains(&w.text.as_str()) {
+            out.distinction = true;
+        } else {
+            out.words.extend(targets);
+        }
+    }
+    out
+}
+
+/// Whether one side denies a word the other says without denying it: the sentence "does
+/// not depend" where the passage "can depend", or the reverse; or one tells things apart
+/// and the other does not. The other side must say the word only in clauses without a
+/// negation of any kind: "保护区内禁止砍伐林木" answers "不允许砍伐" in its own words.
+fn denials_differ(sentence: Side, passage: Side) -> bool {
+    let one_way = |a: &Side, b: &Side| {
+        let bare = |says: &dyn Fn(&Word) -> bool| {
+            let mut said = (0..b.words.len()).filter(|&k| says(b.words[k])).peekable();
+            said.peek().is_some()
+                && !said.any(|k| {
+                    b.covered[k]
+                        || b.denials
+                            .held
+                            .iter()
+                            .any(|h| same_word(h, &b.words[k].text))
+                })
+        };
+        a.denials
+            .words
+            .iter()
+            .any(|&i| bare(&|w: &Word| w.meets(a.words[i])))
+            || a.denials
+                .held
+                .iter()
+                .any(|h| !b.denials.held.contains(h) && bare(&|w: &Word| same_word(&w.text, h)))
+    };
+    sentence.denials.distinction != passage.denials.distinction
+        || one_way(&sentence, &passage)
+        || one_way(&passage, &sentence)
+}
+
+/// One side of a pair for [`denials_differ`]: its words, what it denies, and which words
+/// stand in a clause with a negation.
+struct Side<'a> {
+    words: &'a [&'a Word],
+    denials: Denials,
+    /// Whether each word stands in a clause with a negation.
+    covered: Vec<bool>,
+}
+
+impl<'a> Side<'a> {
+    fn new(text: &str, words: &'a [&'a Word], other: &[&Word]) -> Self {
+        let clauses = clauses(text, words);
+        let denials = denials((text, words), other);
+        let negated: HashSet<usize> = denials.negations.iter().map(|&i| clauses[i]).collect();
+        Side {
+            words,
+            covered: clauses.iter().map(|c| negated.contains(c)).collect(),
+            denials,
+        }
+    }
 }
 
 /// Names in Latin script: capitalised words, or any Latin word inside Chinese text.
@@ -1017,7 +1191,8 @@ fn roles(
     Roles {
         reversed,
         direction_opposed: direction_opposed
-            || compared_otherwise((sentence, &sentence_refs), (source, window)),
+            || compared_otherwise((sentence, &sentence_refs), (source, window))
+            || flipped_beside(&sentence_refs, window),
         names_swapped,
         anchored: anchors::anchored(
             (sentence, &sentence_refs, &sentence_names),
@@ -1026,6 +1201,42 @@ fn roles(
         ),
         sides_swapped: sides_swapped((sentence, &sentence_refs), (source, window)),
     }
+}
+
+/// Whether a comparison word of the sentence stands beside a word the passage has beside
+/// comparison words of the other direction only: "absorb higher frequencies less
+/// strongly" where the passage says "more strongly", "a longer range" where it says "a
+/// shorter range". (A comparison elsewhere in the passage says nothing of this one.)
+fn flipped_beside(said: &[&Word], window: &[&Word]) -> bool {
+    if said.len() > MAX_ROLE_WORDS || window.len() > MAX_ROLE_WORDS {
+        return false;
+    }
+    let beside = |words: &[&Word], i: usize| -> Vec<usize> {
+        [i.checked_sub(1), Some(i + 1)]
+            .into_iter()
+            .flatten()
+            .filter(|&j| j < words.len() && compare::polarity(&words[j].text) == 0)
+            .collect()
+    };
+    said.iter().enumerate().any(|(i, w)| {
+        let direction = compare::polarity(&w.text);
+        direction != 0
+            && beside(said, i).into_iter().any(|n| {
+                let there: Vec<i8> = window
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, t)| said[n].meets(t))
+                    .flat_map(|(k, _)| {
+                        [k.checked_sub(1), Some(k + 1)]
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|j| window.get(j))
+                            .map(|t| compare::polarity(&t.text))
+                    })
+                    .collect();
+                there.contains(&-direction) && !there.contains(&direction)
+            })
+    })
 }
 
 /// Whether a Chinese comparison of the sentence ("比 B 高出 0.9 米") ends on the other
@@ -1159,6 +1370,7 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
     let claimed = numbers(sentence);
     let stated = numbers(passage);
     let claim_refs: Vec<&Word> = claim.iter().collect();
+    let said_refs: Vec<&Word> = said.iter().collect();
     let claim_names = names(sentence, &claim_refs);
     let window_names = names(source, &window);
     let roles = roles((sentence, &said, &claim, &weights), (source, &window));
@@ -1187,8 +1399,10 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
             .filter(|n| !claimed.contains(*n))
             .count(),
         contradicted_numbers: contradicted(sentence, passage, cross, &weak_values),
-        negation_differs: negated((sentence, &claim_refs), &window)
-            != negated((source, &window), &claim_refs),
+        negation_differs: denials_differ(
+            Side::new(sentence, &said_refs, &window),
+            Side::new(source, &window, &said_refs),
+        ),
         reversed: roles.reversed,
         missing_names: claim_names
             .iter()
@@ -1809,6 +2023,62 @@ mod tests {
         assert!(!aligned.features.anchor_moved, "{:?}", aligned.features);
         let chinese: String = (0..130).map(|i| format!("甲{i}乙说了{i}比{i}，")).collect();
         assert_ne!(align(&chinese, &chinese).support, Support::NotFound);
+    }
+
+    #[test]
+    fn a_comparison_word_flipped_beside_a_shared_word_is_no_support() {
+        let walls = "Because walls absorb higher frequencies more strongly, 6 GHz signals have a shorter range than 5 GHz signals.";
+        let flipped = align(
+            "Because walls absorb higher frequencies less strongly, 6 GHz signals have a longer range than 5 GHz signals.",
+            walls,
+        );
+        assert!(flipped.features.direction_opposed, "{flipped:?}");
+        assert_ne!(flipped.support, Support::Supported);
+        let same = align(
+            "Walls absorb higher frequencies more strongly, so 6 GHz signals have a shorter range than 5 GHz signals.",
+            walls,
+        );
+        assert!(!same.features.direction_opposed, "{same:?}");
+    }
+
+    #[test]
+    fn a_negation_denies_the_word_it_stands_before() {
+        // Both sides deny, but not the same thing: "rather than grouped" against "not
+        // written … but grouped".
+        let hangul = "Letters are not written in a single line one after another but grouped into square blocks.";
+        let swapped = align(
+            "Letters are written in a single line one after another rather than grouped into square blocks.",
+            hangul,
+        );
+        assert!(swapped.features.negation_differs, "{swapped:?}");
+        assert_ne!(swapped.support, Support::Supported);
+        // A denial beside a shared prohibition: 不允许 where the passage says 允许.
+        let reserve = "保护区内禁止砍伐林木，但在划定的区域内允许开展观鸟活动。";
+        let denied = align("保护区内禁止砍伐林木，也不允许开展观鸟活动。", reserve);
+        assert!(denied.features.negation_differs, "{denied:?}");
+        let allowed = align(
+            "保护区内禁止砍伐林木，但在划定区域内允许开展观鸟活动。",
+            reserve,
+        );
+        assert!(!allowed.features.negation_differs, "{allowed:?}");
+        // The word after the negation is what it denies: 没有沿用 denies 沿用, which the
+        // passage does not say, not 流行, which it does.
+        let skipped = align(
+            "他没有沿用当时流行的第二代技术，而是直接研制第四代。",
+            "当时流行的是第二代技术，他决定跳过这一代，直接研制第四代。",
+        );
+        assert!(!skipped.features.negation_differs, "{skipped:?}");
+        // "not … until" says when, "unpaid" is "not paid".
+        let opened = align(
+            "The barrier became operational in 1982 but was not officially opened until 8 May 1984.",
+            "The barrier became operational in 1982; it was officially opened on 8 May 1984.",
+        );
+        assert!(!opened.features.negation_differs, "{opened:?}");
+        let unpaid = align(
+            "The first three days are unpaid, so sick pay starts on day four.",
+            "Sick pay is not paid for the first three days, so payment starts on day four.",
+        );
+        assert!(!unpaid.features.negation_differs, "{unpaid:?}");
     }
 
     #[test]
