@@ -67,6 +67,9 @@ def level(f, t, rules):
         or f.get("weakest_clause", 1.0) < CLAUSE_HELD
         or names_differ
         or (not cross and f.get("missing_unknown", 0) > 0)
+        or f.get("pairs_apart", 0) > 0
+        # In Chinese every word of the sentence in the passage.
+        or (not cross and f.get("chinese", False) and f["missing_words"] > 0)
     ):
         supported = False
     if rules["names"] and f["missing_names"] > 0:

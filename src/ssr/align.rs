@@ -39,9 +39,10 @@
 //!      language no comparison words pointing the other way ("narrowest" for "widest"; a
 //!      Chinese "比" clause ending on the other direction than the passage's; "less
 //!      strongly" where the passage has "more strongly": [`flipped_beside`]), in one
-//!      language no Chinese name (a word
-//!      the dictionary does not know, or glosses by a name) missing from it, and no
-//!      denial on one side only;
+//!      language no Chinese name (a word the dictionary does not know, or glosses by a
+//!      name) missing from it, for a Chinese sentence in Chinese no word of it missing
+//!      ([`missing_chinese`]: a lone function character aside), and no denial on one side
+//!      only;
 //!    - partial: at least `partial`;
 //!    - not checked otherwise: a paraphrase the words cannot match, a translation the
 //!      dictionary does not reach. The checker says it cannot tell rather than accuse.
@@ -950,6 +951,27 @@ fn pairs_apart(sentence: &[Word], window: &[&Word]) -> usize {
         .count()
 }
 
+/// The Chinese words of a sentence (`said`, by place) that `held` says the passage lacks:
+/// words of two characters or more, and single characters beside another one missing (a
+/// name jieba does not know comes out in characters: "冯锐"); a lone character missing is
+/// mostly a function word ("于", "由").
+fn missing_chinese(said: &[Word], held: impl Fn(&Word) -> bool) -> usize {
+    let missing = |w: &Word| w.han() && !held(w);
+    let single = |w: &Word| w.text.chars().count() == 1;
+    said.iter()
+        .enumerate()
+        .filter(|(i, w)| {
+            missing(w)
+                && (!single(w)
+                    || [i.checked_sub(1), Some(i + 1)]
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|j| said.get(j))
+                        .any(|n| single(n) && missing(n) && (n.end == w.start || w.end == n.start)))
+        })
+        .count()
+}
+
 /// Whether a sentence compares two things outright: a comparison word ("longer", 多) with
 /// "than", 比 or 更 ("After the war" or "高铁" compare nothing).
 fn compares(sentence: &str, words: &[&Word]) -> bool {
@@ -1381,6 +1403,7 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
     };
     let features = Features {
         cross,
+        chinese: han_text(sentence),
         titles_differ: missing_titles > 0 && other_titles > 0,
         words: claim.len(),
         missing_words: claim.iter().filter(|term| !holds(&window, term)).count(),
@@ -1388,6 +1411,7 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
             .iter()
             .filter(|term| term.name && !holds(&window, term))
             .count(),
+        missing_chinese: missing_chinese(&said, |term| holds(&window, term)),
         share: share_in(&window),
         weakest_clause,
         source_share: share_in(&everything),
@@ -1443,6 +1467,8 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
 pub struct Features {
     /// The sentence is in another language than its source.
     pub cross: bool,
+    /// The sentence is written in Chinese ([`han_text`]).
+    pub chinese: bool,
     /// A title of a work the sentence names (《史记》, "Dune") the passage lacks, beside
     /// one the sentence does not name.
     pub titles_differ: bool,
@@ -1453,6 +1479,8 @@ pub struct Features {
     /// name first: [`Word::name`]) that the passage lacks: "杭州" where the
     /// source says "成都".
     pub missing_unknown: usize,
+    /// Chinese words of the sentence the passage lacks ([`missing_chinese`]).
+    pub missing_chinese: usize,
     /// The idf-weighted share of the sentence's words that the passage holds.
     pub share: f64,
     /// The same over the whole source.
@@ -1555,6 +1583,11 @@ pub fn level_with(f: &Features, t: &Thresholds) -> Support {
         && f.pairs_apart == 0
         && !names_differ
         && (f.cross || f.missing_unknown == 0)
+        // In Chinese every word: jieba cuts a name it does not know into characters
+        // ("冯锐" for "王振铎"), and one word carries a claim (摔跤 where the page says 射箭,
+        // 开车生产 where it says 筹建). In English a word missing is mostly an inflection
+        // or a function word.
+        && (f.cross || !f.chinese || f.missing_chinese == 0)
         && !f.negation_differs
     {
         Support::Supported
@@ -2023,6 +2056,30 @@ mod tests {
         assert!(!aligned.features.anchor_moved, "{:?}", aligned.features);
         let chinese: String = (0..130).map(|i| format!("甲{i}乙说了{i}比{i}，")).collect();
         assert_ne!(align(&chinese, &chinese).support, Support::NotFound);
+    }
+
+    #[test]
+    fn in_chinese_a_word_the_passage_lacks_withholds_support() {
+        let model = "1951年王振铎根据这一理解复原了一个模型，曾长期在博物馆展出。";
+        let named = align("1951年，冯锐根据这一理解复原了模型。", model);
+        assert!(named.features.missing_chinese >= 1, "{named:?}");
+        assert_ne!(named.support, Support::Supported);
+        let fair = "据记载，当年的大聚会上已有射箭比赛，成绩被刻在石碑上。";
+        let other = align(
+            "据记载，当年的大聚会上已有摔跤比赛，成绩被刻在石碑上。",
+            fair,
+        );
+        assert!(other.features.missing_chinese >= 1, "{other:?}");
+        assert_ne!(other.support, Support::Supported);
+        let right = align(
+            "据记载，当年的大聚会上已有射箭比赛，成绩被刻在石碑上。",
+            fair,
+        );
+        assert_eq!(right.support, Support::Supported, "{right:?}");
+        // A lone function character is no claim: "于" where the passage has none.
+        let palace = "1994年，布达拉宫被列入世界遗产名录。";
+        let listed = align("布达拉宫于1994年被列入世界遗产名录。", palace);
+        assert_eq!(listed.features.missing_chinese, 0, "{listed:?}");
     }
 
     #[test]
