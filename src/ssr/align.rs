@@ -41,8 +41,9 @@
 //!      strongly" where the passage has "more strongly": [`flipped_beside`]), in one
 //!      language no Chinese name (a word the dictionary does not know, or glosses by a
 //!      name) missing from it, for a Chinese sentence in Chinese no word of it missing
-//!      ([`missing_chinese`]: a lone function character aside), and no denial on one side
-//!      only;
+//!      ([`missing_chinese`]: a lone function character aside) and no year of it said of
+//!      a word the passage puts after another year ([`year_moved`]), and no denial on one
+//!      side only;
 //!    - partial: at least `partial`;
 //!    - not checked otherwise: a paraphrase the words cannot match, a translation the
 //!      dictionary does not reach. The checker says it cannot tell rather than accuse.
@@ -972,6 +973,50 @@ fn missing_chinese(said: &[Word], held: impl Fn(&Word) -> bool) -> usize {
         .count()
 }
 
+/// Whether a year of a Chinese sentence (`said`, by place) is said of a word ("1939年提出",
+/// "1895年正式开车") that the passage says only after another year of its clause
+/// ("1939年起…，1941年提出"): the year was moved in from another event of the page.
+fn year_moved(said: &[Word], (source, window): (&str, &[&Word])) -> bool {
+    let year = |words: &[&Word], i: usize| -> Option<u32> {
+        let w = words.get(i)?;
+        let next = words.get(i + 1)?;
+        (w.text.len() == 4 && next.text == "年" && next.start == w.end)
+            .then(|| w.text.parse::<u32>().ok())
+            .flatten()
+            .filter(|y| (1000..=2100).contains(y))
+    };
+    // The word a year is said of: the first after it that is no number, month or day.
+    let said_of = |words: &[&Word], i: usize| -> Option<usize> {
+        (i + 2..words.len()).find(|&j| {
+            let t = words[j].text.as_str();
+            !matches!(t, "月" | "日" | "年" | "号") && !t.chars().all(|c| c.is_ascii_digit())
+        })
+    };
+    if window.len() > MAX_ROLE_WORDS {
+        return false;
+    }
+    let refs: Vec<&Word> = said.iter().collect();
+    let clause_ids = clauses(source, window);
+    (0..refs.len()).any(|i| {
+        let (Some(x), Some(w)) = (year(&refs, i), said_of(&refs, i)) else {
+            return false;
+        };
+        let word = refs[w];
+        // For each place the passage says the word, the year nearest before it in its
+        // clause.
+        let years: Vec<u32> = (0..window.len())
+            .filter(|&k| word.meets(window[k]))
+            .filter_map(|k| {
+                (0..k)
+                    .rev()
+                    .take_while(|&j| clause_ids[j] == clause_ids[k])
+                    .find_map(|j| year(window, j))
+            })
+            .collect();
+        !years.is_empty() && !years.contains(&x)
+    })
+}
+
 /// Whether a sentence compares two things outright: a comparison word ("longer", 多) with
 /// "than", 比 or 更 ("After the war" or "高铁" compare nothing).
 fn compares(sentence: &str, words: &[&Word]) -> bool {
@@ -1443,6 +1488,7 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
         opposite: !cross && says_opposite(&claim_refs, &window),
         direction_opposed: !cross && roles.direction_opposed,
         pairs_apart: pairs_apart(&said, &window),
+        year_moved: !cross && han_text(sentence) && year_moved(&said, (source, &window)),
         comparison_unstated: compares(sentence, &claim_refs)
             && !window.iter().any(|w| compare::polarity(&w.text) != 0),
         names_swapped: roles.names_swapped,
@@ -1518,6 +1564,9 @@ pub struct Features {
     /// Neighbouring words of the sentence (numbers too) that the passage holds, but never
     /// near each other.
     pub pairs_apart: usize,
+    /// In Chinese, the word a year of the sentence is said of ("1939年提出") stands in the
+    /// passage after another year only ("1939年起…研究，1941年提出"): [`year_moved`].
+    pub year_moved: bool,
     /// The sentence compares outright ("longer … than", 比 … 多) where the passage has no
     /// comparison word: the reader would have to compare its figures.
     pub comparison_unstated: bool,
@@ -1581,6 +1630,7 @@ pub fn level_with(f: &Features, t: &Thresholds) -> Support {
         && !f.comparison_unstated
         && f.weakest_clause >= CLAUSE_HELD
         && f.pairs_apart == 0
+        && !f.year_moved
         && !names_differ
         && (f.cross || f.missing_unknown == 0)
         // In Chinese every word: jieba cuts a name it does not know into characters
@@ -2080,6 +2130,18 @@ mod tests {
         let palace = "1994年，布达拉宫被列入世界遗产名录。";
         let listed = align("布达拉宫于1994年被列入世界遗产名录。", palace);
         assert_eq!(listed.features.missing_chinese, 0, "{listed:?}");
+    }
+
+    #[test]
+    fn a_year_said_of_another_event_of_the_passage_is_no_support() {
+        let mill = "纱厂于1895年开始筹建，1899年5月正式开车生产，开工时有纱锭两万余枚。";
+        let moved = align("纱厂于1895年正式开车生产。", mill);
+        assert!(moved.features.year_moved, "{moved:?}");
+        assert_ne!(moved.support, Support::Supported);
+        let right = align("纱厂于1899年5月正式开车生产。", mill);
+        assert!(!right.features.year_moved, "{right:?}");
+        let begun = align("纱厂于1895年开始筹建。", mill);
+        assert!(!begun.features.year_moved, "{begun:?}");
     }
 
     #[test]
