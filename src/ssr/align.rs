@@ -600,9 +600,34 @@ fn names<'a>(text: &str, words: &[&'a Word]) -> Vec<&'a Word> {
             latin
                 && w.text.len() >= 3
                 && (chinese || original.chars().next().is_some_and(char::is_uppercase))
+                && !CALENDAR.contains(&w.text.as_str())
         })
         .collect()
 }
+
+/// Capitalised words of a date, no names: "On 14 April 1935" names no one the passage's
+/// "Black Sunday" could stand for.
+const CALENDAR: &[&str] = &[
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
 
 /// Titles of works (between 《 and 》, names too) of the sentence the passage lacks, and of
 /// the passage the sentence lacks: 《史记》 where the passage says 《淮南子》.
@@ -2145,6 +2170,22 @@ mod tests {
     }
 
     #[test]
+    fn months_and_weekdays_are_no_names() {
+        let text = "On 14 April 1935, later called Black Sunday, a front crossed Kansas.";
+        let said = words(text, 0);
+        let refs: Vec<&Word> = said.iter().collect();
+        let found: Vec<&str> = names(text, &refs).iter().map(|w| w.text.as_str()).collect();
+        assert!(
+            found.contains(&"kansas") && found.contains(&"black"),
+            "{found:?}"
+        );
+        assert!(
+            !found.contains(&"april") && !found.contains(&"sunday"),
+            "{found:?}"
+        );
+    }
+
+    #[test]
     fn a_comparison_word_flipped_beside_a_shared_word_is_no_support() {
         let walls = "Because walls absorb higher frequencies more strongly, 6 GHz signals have a shorter range than 5 GHz signals.";
         let flipped = align(
@@ -2268,5 +2309,20 @@ mod tests {
         assert_eq!(right.support, Support::Supported, "{right:?}");
         let wrong = align("Arabica has roughly twice the caffeine of robusta.", source);
         assert_eq!(wrong.support, Support::NotFound, "{wrong:?}");
+        // 早 and 晚 compare as 早于 and 晚于 do; "easier" is the opposite of "harder".
+        let ratio = "这一比值在欧洲直到1573年才由奥托重新得到，比祖冲之晚了一千多年。";
+        let earlier = align(
+            "这一比值在欧洲于1573年由奥托重新得到，比祖冲之早了一千多年。",
+            ratio,
+        );
+        assert_ne!(earlier.support, Support::Supported, "{earlier:?}");
+        let plastic =
+            "Bakelite is harder to recycle than polyethylene because it cannot be melted down.";
+        let easier = align(
+            "Bakelite is easier to recycle than polyethylene because it cannot be melted down.",
+            plastic,
+        );
+        assert!(easier.features.opposite, "{easier:?}");
+        assert_ne!(easier.support, Support::Supported, "{easier:?}");
     }
 }
