@@ -24,9 +24,9 @@
 //!      passage binds the sentence's words to: [`anchors`]), in one language binds the
 //!      sentence's words to another name where its own is missing (or names another
 //!      title), binds a number
-//!      of the sentence to other words (in one language), says the opposite (one side
-//!      denies a word, the one right after its negation, that the other says only in
-//!      clauses without a negation: [`denials_differ`]; in one language, a word of
+//!      of the sentence to other words (in one language), says the opposite (in one
+//!      language, one side denies a word, the one right after its negation, that the
+//!      other says only in clauses without a negation: [`denials_differ`]; a word of
 //!      [`compare::opposite`]'s table against its opposite), or reverses the comparison;
 //!      or, in the sentence's own language, a source that plainly lacks the claim (a share
 //!      under [`Thresholds::lacks`]);
@@ -357,8 +357,9 @@ const DISTINCTIONS: &[&str] = &["different", "separate", "不同", "分别", "�
 struct Denials {
     /// The denied words (indices into the side's words).
     words: Vec<usize>,
-    /// Words held by a negating prefix.
-    held: Vec<String>,
+    /// Words held by a negating prefix, each with the words it is said of (the shared
+    /// words right after it: `不允许捕猎` holds 允许 of 捕猎).
+    held: Vec<(String, Vec<usize>)>,
     distinction: bool,
     /// Indices of the words that deny (of any kind but a distinction).
     negations: Vec<usize>,
@@ -386,20 +387,21 @@ const NEGATED_ADVERBS: &[&str] = &[
     "必",
 ];
 
-/// How a gloss of a Chinese word that starts with a negating character (`无法`: "unable",
-/// `无须`: "need not") shows that it denies, where `非遗` ("intangible cultural heritage")
-/// and `无人机` ("drone") do not.
+/// Glosses (single English words, as the dictionary splits them) by which a Chinese word
+/// that starts with a negating character shows that it denies: `无须` "need not", `无法`
+/// "unable", where `非遗` ("intangible cultural heritage") and `无人机` ("unmanned aerial
+/// vehicle", "drone") do not.
 const DENYING_GLOSSES: &[&str] = &[
-    "not ",
-    "no ",
-    "non",
-    "un",
+    "not",
+    "no",
+    "never",
     "without",
     "cannot",
-    "never",
+    "unable",
     "illegal",
     "impossible",
     "lack",
+    "non",
 ];
 
 /// What `words` (offsets into `text`) deny of the words they share with `other` ([`Denials`]).
@@ -429,27 +431,38 @@ fn denials((text, words): (&str, &[&Word]), other: &[&Word]) -> Denials {
                 })
         })
     };
-    // The word right after `i` in its clause (and the parts of it that start with it).
-    let next = |i: usize| -> Vec<usize> {
-        let Some(first) = (i + 1..words.len()).find(|&j| words[j].start >= words[i].end) else {
+    // The word that starts first after `end`: the longest token starting
+    // there and the parts of it jieba also gives, which come before it.
+    let word_at = |end: usize| -> Vec<usize> {
+        let later = || (0..words.len()).filter(move |&j| words[j].start >= end);
+        let Some(start) = later().map(|j| words[j].start).min() else {
             return Vec::new();
         };
-        // "no longer recommends", "not necessarily identical", 不再提供: the word after the
-        // adverb.
-        let first = if NEGATED_ADVERBS.contains(&words[first].text.as_str()) {
-            match (first + 1..words.len()).find(|&j| words[j].start >= words[first].end) {
-                Some(then) => then,
-                None => return Vec::new(),
-            }
-        } else {
-            first
-        };
-        if !in_clause(i, first) {
-            return Vec::new();
-        }
-        (first..words.len())
-            .take_while(|&j| words[j].start < words[first].end)
+        let stop = later()
+            .filter(|&j| words[j].start == start)
+            .map(|j| words[j].end)
+            .max()
+            .unwrap_or(start);
+        later()
+            .filter(|&j| words[j].start < stop && words[j].end <= stop)
             .collect()
+    };
+    // The word right after the negation `i` in its clause; after an adverb ("no longer
+    // recommends", "not necessarily identical"), the word after that.
+    let next = |i: usize| -> Vec<usize> {
+        let mut after = word_at(words[i].end);
+        if after
+            .iter()
+            .any(|&j| NEGATED_ADVERBS.contains(&words[j].text.as_str()))
+        {
+            let end = after.iter().map(|&j| words[j].end).max().unwrap_or(0);
+            after = word_at(end);
+        }
+        if after.first().is_some_and(|&j| in_clause(i, j)) {
+            after
+        } else {
+            Vec::new()
+        }
     };
     // Said on the other side, bare or under a negating prefix ("not paid" against
     // "unpaid").
@@ -477,12 +490,13 @@ fn denials((text, words): (&str, &[&Word]), other: &[&Word]) -> Denials {
         // dictionary reads as a denial (English "un-" is left alone: "the unfired body"
         // denies nothing of "fired once").
         let said_bare = rest.filter(|rest| other.iter().any(|o| same_word(&o.text, rest)));
-        let denying = rest.is_some()
-            && w.han()
-            && (w.glosses.is_empty()
-                || w.glosses
-                    .iter()
-                    .any(|g| DENYING_GLOSSES.iter().any(|d| g.starts_with(d))));
+        // 不再, 不曾, 未曾: a negation and its adverb in one word.
+        let denying = rest.is_some_and(|rest| {
+            w.han()
+                && (w.glosses.is_empty()
+                    || NEGATED_ADVERBS.contains(&rest)
+                    || w.glosses.iter().any(|g| DENYING_GLOSSES.contains(g)))
+        });
         if !listed && said_bare.is_none() && !denying {
             continue;
         }
@@ -521,7 +535,7 @@ fn denials((text, words): (&str, &[&Word]), other: &[&Word]) -> Denials {
             );
         }
         if let Some(rest) = said_bare {
-            out.held.push(rest.to_string());
+            out.held.push((rest.to_string(), targets.clone()));
         } else if targets.is_empty() {
             continue;
         }
@@ -540,25 +554,32 @@ fn denials((text, words): (&str, &[&Word]), other: &[&Word]) -> Denials {
 /// negation of any kind: "保护区内禁止砍伐林木" answers "不允许砍伐" in its own words.
 fn denials_differ(sentence: Side, passage: Side) -> bool {
     let one_way = |a: &Side, b: &Side| {
-        let bare = |says: &dyn Fn(&Word) -> bool| {
-            let mut said = (0..b.words.len()).filter(|&k| says(b.words[k])).peekable();
+        let bare = |says: &dyn Fn(usize) -> bool| {
+            let mut said = (0..b.words.len()).filter(|&k| says(k)).peekable();
             said.peek().is_some()
                 && !said.any(|k| {
                     b.covered[k]
                         || b.denials
                             .held
                             .iter()
-                            .any(|h| same_word(h, &b.words[k].text))
+                            .any(|(h, _)| same_word(h, &b.words[k].text))
                 })
+        };
+        // `b` says the held word of what `a` holds it of: "允许开展" for "不允许开展",
+        // not "允许观鸟" for "不允许捕猎".
+        let of = |k: usize, targets: &[usize]| {
+            targets.is_empty()
+                || (k + 1..(k + 3).min(b.words.len()))
+                    .any(|j| targets.iter().any(|&t| a.words[t].meets(b.words[j])))
         };
         a.denials
             .words
             .iter()
-            .any(|&i| bare(&|w: &Word| w.meets(a.words[i])))
-            || a.denials
-                .held
-                .iter()
-                .any(|h| !b.denials.held.contains(h) && bare(&|w: &Word| same_word(&w.text, h)))
+            .any(|&i| bare(&|k| b.words[k].meets(a.words[i])))
+            || a.denials.held.iter().any(|(h, targets)| {
+                !b.denials.held.iter().any(|(theirs, _)| theirs == h)
+                    && bare(&|k| same_word(&b.words[k].text, h) && of(k, targets))
+            })
     };
     sentence.denials.distinction != passage.denials.distinction
         || one_way(&sentence, &passage)
@@ -576,7 +597,8 @@ struct Side<'a> {
 
 impl<'a> Side<'a> {
     fn new(text: &str, words: &'a [&'a Word], other: &[&Word]) -> Self {
-        let clauses = clauses(text, words);
+        // A negation reaches over an enumeration: "禁止砍伐、捕猎" forbids both.
+        let clauses = clauses_split(text, words, |at, c| clause_break(text, at, c));
         let denials = denials((text, words), other);
         let negated: HashSet<usize> = denials.negations.iter().map(|&i| clauses[i]).collect();
         Side {
@@ -600,26 +622,15 @@ fn names<'a>(text: &str, words: &[&'a Word]) -> Vec<&'a Word> {
             latin
                 && w.text.len() >= 3
                 && (chinese || original.chars().next().is_some_and(char::is_uppercase))
-                && !CALENDAR.contains(&w.text.as_str())
+                && !numbers::MONTHS.contains(&w.text.as_str())
+                && !WEEKDAYS.contains(&w.text.as_str())
         })
         .collect()
 }
 
-/// Capitalised words of a date, no names: "On 14 April 1935" names no one the passage's
-/// "Black Sunday" could stand for.
-const CALENDAR: &[&str] = &[
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
+/// Capitalised words of a date, no names (with [`numbers::MONTHS`]): "On 14 April 1935"
+/// names no one the passage's "Black Sunday" could stand for.
+const WEEKDAYS: &[&str] = &[
     "monday",
     "tuesday",
     "wednesday",
@@ -693,11 +704,14 @@ const CLAUSE_WORDS: &[&str] = &[
 /// For each word, the clause of `text` it stands in: clauses end at sentence and clause
 /// punctuation and before a joining word.
 fn clauses(text: &str, words: &[&Word]) -> Vec<usize> {
+    clauses_split(text, words, |at, c| c == '、' || clause_break(text, at, c))
+}
+
+/// [`clauses`] cut where `breaks` says (and before a joining word).
+fn clauses_split(text: &str, words: &[&Word], breaks: impl Fn(usize, char) -> bool) -> Vec<usize> {
     let mut breaks: Vec<usize> = text
         .char_indices()
-        .filter(|(at, c)| {
-            (",;:，；：、".contains(*c) && !thousands(text, *at)) || sentence_end(text, *at, *c)
-        })
+        .filter(|&(at, c)| breaks(at, c))
         .map(|(at, _)| at)
         .collect();
     breaks.extend(
@@ -982,20 +996,28 @@ fn pairs_apart(sentence: &[Word], window: &[&Word]) -> usize {
 /// name jieba does not know comes out in characters: "冯锐"); a lone character missing is
 /// mostly a function word ("于", "由").
 fn missing_chinese(said: &[Word], held: impl Fn(&Word) -> bool) -> usize {
-    let missing = |w: &Word| w.han() && !held(w);
+    // (Numbers are compared apart: 一千 is 1000.)
+    let missing = |w: &Word| w.han() && numbers(&w.text).is_empty() && !held(w);
     let single = |w: &Word| w.text.chars().count() == 1;
     said.iter()
+        .take(MAX_CLAIM_WORDS)
         .enumerate()
         .filter(|(i, w)| {
             missing(w)
                 && (!single(w)
-                    || [i.checked_sub(1), Some(i + 1)]
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|j| said.get(j))
+                    || beside(said.len(), *i)
+                        .map(|j| &said[j])
                         .any(|n| single(n) && missing(n) && (n.end == w.start || w.end == n.start)))
         })
         .count()
+}
+
+/// The places next to `i` in a list of `len`.
+fn beside(len: usize, i: usize) -> impl Iterator<Item = usize> {
+    [i.checked_sub(1), Some(i + 1)]
+        .into_iter()
+        .flatten()
+        .filter(move |&j| j < len)
 }
 
 /// Whether a year of a Chinese sentence (`said`, by place) is said of a word ("1939年提出",
@@ -1010,33 +1032,37 @@ fn year_moved(said: &[Word], (source, window): (&str, &[&Word])) -> bool {
             .flatten()
             .filter(|y| (1000..=2100).contains(y))
     };
-    // The word a year is said of: the first after it that is no number, month or day.
-    let said_of = |words: &[&Word], i: usize| -> Option<usize> {
-        (i + 2..words.len()).find(|&j| {
-            let t = words[j].text.as_str();
-            !matches!(t, "月" | "日" | "年" | "号") && !t.chars().all(|c| c.is_ascii_digit())
-        })
-    };
     if window.len() > MAX_ROLE_WORDS {
         return false;
     }
-    let refs: Vec<&Word> = said.iter().collect();
+    let refs: Vec<&Word> = said.iter().take(MAX_CLAIM_WORDS).collect();
+    // For each word of the passage, the year last said before it in its clause.
     let clause_ids = clauses(source, window);
+    let mut last = None;
+    let year_before: Vec<Option<u32>> = (0..window.len())
+        .map(|k| {
+            if k > 0 && clause_ids[k] != clause_ids[k - 1] {
+                last = None;
+            }
+            let before = last;
+            last = year(window, k).or(last);
+            before
+        })
+        .collect();
     (0..refs.len()).any(|i| {
-        let (Some(x), Some(w)) = (year(&refs, i), said_of(&refs, i)) else {
+        let Some(x) = year(&refs, i) else {
             return false;
         };
-        let word = refs[w];
-        // For each place the passage says the word, the year nearest before it in its
-        // clause.
+        // The word the year is said of: the first after it that is no number, month or day.
+        let Some(word) = refs.iter().skip(i + 2).find(|w| {
+            !matches!(w.text.as_str(), "月" | "日" | "年" | "号")
+                && !w.text.chars().all(|c| c.is_ascii_digit())
+        }) else {
+            return false;
+        };
         let years: Vec<u32> = (0..window.len())
             .filter(|&k| word.meets(window[k]))
-            .filter_map(|k| {
-                (0..k)
-                    .rev()
-                    .take_while(|&j| clause_ids[j] == clause_ids[k])
-                    .find_map(|j| year(window, j))
-            })
+            .filter_map(|k| year_before[k])
             .collect();
         !years.is_empty() && !years.contains(&x)
     })
@@ -1303,31 +1329,22 @@ fn flipped_beside(said: &[&Word], window: &[&Word]) -> bool {
     if said.len() > MAX_ROLE_WORDS || window.len() > MAX_ROLE_WORDS {
         return false;
     }
-    let beside = |words: &[&Word], i: usize| -> Vec<usize> {
-        [i.checked_sub(1), Some(i + 1)]
-            .into_iter()
-            .flatten()
-            .filter(|&j| j < words.len() && compare::polarity(&words[j].text) == 0)
-            .collect()
-    };
     said.iter().enumerate().any(|(i, w)| {
         let direction = compare::polarity(&w.text);
         direction != 0
-            && beside(said, i).into_iter().any(|n| {
-                let there: Vec<i8> = window
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, t)| said[n].meets(t))
-                    .flat_map(|(k, _)| {
-                        [k.checked_sub(1), Some(k + 1)]
-                            .into_iter()
-                            .flatten()
-                            .filter_map(|j| window.get(j))
-                            .map(|t| compare::polarity(&t.text))
-                    })
-                    .collect();
-                there.contains(&-direction) && !there.contains(&direction)
-            })
+            && beside(said.len(), i)
+                .filter(|&n| compare::polarity(&said[n].text) == 0)
+                .any(|n| {
+                    let there: Vec<i8> = window
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, t)| said[n].meets(t))
+                        .flat_map(|(k, _)| {
+                            beside(window.len(), k).map(|j| compare::polarity(&window[j].text))
+                        })
+                        .collect();
+                    there.contains(&-direction) && !there.contains(&direction)
+                })
     })
 }
 
@@ -1462,7 +1479,7 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
     let claimed = numbers(sentence);
     let stated = numbers(passage);
     let claim_refs: Vec<&Word> = claim.iter().collect();
-    let said_refs: Vec<&Word> = said.iter().collect();
+    let said_refs: Vec<&Word> = said.iter().take(MAX_CLAIM_WORDS).collect();
     let claim_names = names(sentence, &claim_refs);
     let window_names = names(source, &window);
     let roles = roles((sentence, &said, &claim, &weights), (source, &window));
@@ -1471,9 +1488,10 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
     } else {
         titles_apart(sentence, passage)
     };
+    let chinese = han_text(sentence);
     let features = Features {
         cross,
-        chinese: han_text(sentence),
+        chinese,
         titles_differ: missing_titles > 0 && other_titles > 0,
         words: claim.len(),
         missing_words: claim.iter().filter(|term| !holds(&window, term)).count(),
@@ -1513,7 +1531,7 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
         opposite: !cross && says_opposite(&claim_refs, &window),
         direction_opposed: !cross && roles.direction_opposed,
         pairs_apart: pairs_apart(&said, &window),
-        year_moved: !cross && han_text(sentence) && year_moved(&said, (source, &window)),
+        year_moved: !cross && chinese && year_moved(&said, (source, &window)),
         comparison_unstated: compares(sentence, &claim_refs)
             && !window.iter().any(|w| compare::polarity(&w.text) != 0),
         names_swapped: roles.names_swapped,
@@ -1568,7 +1586,8 @@ pub struct Features {
     /// Numbers of the sentence the passage lacks where it states another of the same kind
     /// (a year for a year, a percentage for a percentage; in one language, the same unit).
     pub contradicted_numbers: usize,
-    /// A negation on one side only.
+    /// One side denies a word the other says bare, or only one tells things apart
+    /// ([`denials_differ`]).
     pub negation_differs: bool,
     /// The passage compares the same things the other way round.
     pub reversed: bool,
@@ -1610,8 +1629,11 @@ pub struct Features {
     /// the passage says 阳历, 上调 where it says 下调).
     pub opposite: bool,
     /// In one language, the sentence's comparison words all point one way (more, wider,
-    /// 扩大) and the passage's the other, with no placed sides that agree. Not evidence
-    /// against (a sentence may add a comparison of its own), but no support either.
+    /// 扩大) and the passage's the other, with no placed sides that agree; or a Chinese
+    /// "比" clause ends the other way ([`compared_otherwise`]); or a comparison word
+    /// stands beside a word the passage has beside the other direction only
+    /// ([`flipped_beside`]). Not evidence against (a sentence may add a comparison of its
+    /// own), but no support either.
     pub direction_opposed: bool,
 }
 
@@ -2239,6 +2261,16 @@ mod tests {
             "Sick pay is not paid for the first three days, so payment starts on day four.",
         );
         assert!(!unpaid.features.negation_differs, "{unpaid:?}");
+        // A negation reaches over an enumeration, and a word the dictionary reads as a
+        // denial (无须, "need not") denies.
+        let hunting = align("保护区内禁止捕猎。", "保护区内禁止砍伐、捕猎，但允许观鸟。");
+        assert!(!hunting.features.negation_differs, "{hunting:?}");
+        let licence = "起飞重量在25公斤以上的无人机，操控人员必须持有执照。";
+        let waived = align(
+            "起飞重量在25公斤以上的无人机，操控人员无须持有执照。",
+            licence,
+        );
+        assert!(waived.features.negation_differs, "{waived:?}");
     }
 
     #[test]

@@ -22,7 +22,7 @@ const WORDS: &[(&str, f64)] = &[
 ];
 
 /// Month names (capitalised) stand for their number: `December 1994` is `1994 年 12 月`.
-const MONTHS: &[&str] = &[
+pub(super) const MONTHS: &[&str] = &[
     "january",
     "february",
     "march",
