@@ -51,14 +51,19 @@ def level(f, t, rules):
     negation = f["negation_differs"] and not cross
     anchor_moved = f.get("anchor_moved", False)
     moved = (
-        (anchor_moved and not f.get("name_moved", False) and not cross) or f.get("sides_swapped", False)
+        (anchor_moved and not f.get("name_moved", False) and not cross)
+        or (f.get("sides_swapped", False) and not cross)
     ) and rules.get("moved_not_found", False)
     opposite = f.get("opposite", False)
-    if related and (other_number or other_name or negation or f["reversed"] or moved or opposite):
+    # Across languages only a contradicted number is evidence against.
+    reversed_ = f["reversed"] and not cross
+    if related and (other_number or other_name or negation or reversed_ or moved or opposite):
         return "not_found"
     supported = f["share"] >= th["supported"] and f["missing_numbers"] == 0
     if (
         f.get("names_swapped")
+        or f.get("numbers_swapped", False)
+        or f["reversed"]
         or anchor_moved
         or f.get("sides_swapped")
         or opposite
