@@ -63,6 +63,7 @@ def level(f, t, rules):
     if (
         f.get("names_swapped")
         or f.get("numbers_swapped", False)
+        or f.get("year_moved", False)
         or f["reversed"]
         or anchor_moved
         or f.get("sides_swapped")
@@ -74,7 +75,7 @@ def level(f, t, rules):
         or (not cross and f.get("missing_unknown", 0) > 0)
         or f.get("pairs_apart", 0) > 0
         # In Chinese every word of the sentence in the passage.
-        or (not cross and f.get("chinese", False) and f["missing_words"] > 0)
+        or (not cross and f.get("chinese", False) and f.get("missing_chinese", 0) > 0)
     ):
         supported = False
     if rules["names"] and f["missing_names"] > 0:
@@ -84,6 +85,10 @@ def level(f, t, rules):
     if rules["words"] is not None and f["missing_words"] > rules["words"]:
         supported = False
     if supported:
+        return "supported"
+    # Each clause alone supported and nothing against the sentence (decided in Rust, which
+    # reads the clauses: `clauses_supported`).
+    if f.get("clauses_supported", False):
         return "supported"
     if f["share"] >= th["partial"]:
         return "partial"

@@ -46,7 +46,9 @@
 //!      name) missing from it, for a Chinese sentence in Chinese no word of it missing
 //!      ([`missing_chinese`]: a lone function character aside) and no year of it said of
 //!      a word the passage puts after another year ([`year_moved`]), and no denial on one
-//!      side only;
+//!      side only; or, with none of that evidence against it, each of its clauses read
+//!      alone supported where the source says it, every word there
+//!      ([`clauses_supported`]: an answer joins facts of several sentences of a page);
 //!    - partial: at least `partial`;
 //!    - not checked otherwise: a paraphrase the words cannot match, a translation the
 //!      dictionary does not reach. The checker says it cannot tell rather than accuse.
@@ -240,11 +242,33 @@ struct Word {
     /// mostly: CC-CEDICT's people are left out of its table) or glosses by a name first
     /// (重庆 "chongqing municipality", 北京 "beijing …").
     name: bool,
+    /// A comparison word that here says a quantity or a frequency, not a comparison: the
+    /// "half" of "nine and a half years" or "half an hour", the "twice" of "twice a year"
+    /// ([`quantity_word`]).
+    quantity: bool,
 }
 
 impl Word {
     fn han(&self) -> bool {
         crate::text::has_han(&self.text)
+    }
+
+    /// The direction it gives a comparison ([`compare::polarity`]; none for a quantity).
+    fn polarity(&self) -> i8 {
+        if self.quantity {
+            0
+        } else {
+            compare::polarity(&self.text)
+        }
+    }
+
+    /// Its text as the comparison reads it: a quantity word stands for no comparison word.
+    fn compared(&self) -> &str {
+        if self.quantity {
+            ""
+        } else {
+            &self.text
+        }
     }
 
     /// The same word, an inflection of it, or (through the dictionary) a translation or a
@@ -306,16 +330,46 @@ fn words(text: &str, base: usize) -> Vec<Word> {
                 && glosses
                     .first()
                     .is_none_or(|first| !dictionary.is_english(first));
+            let (start, end) = (token.offset_from, token.offset_to);
             out.push(Word {
                 text: word.to_string(),
-                start: base + token.offset_from,
-                end: base + token.offset_to,
+                start: base + start,
+                end: base + end,
                 glosses,
                 name,
+                quantity: quantity_word(word, text.get(..start), text.get(end..)),
             });
         }
     }
     out
+}
+
+/// Whether a comparison word, between `before` and `after` in its text, says a quantity or
+/// a frequency instead: "nine and a half years", "half an hour", "half a million", "twice
+/// a year", "twice per season". ("Half as long", "twice the caffeine" compare.)
+fn quantity_word(word: &str, before: Option<&str>, after: Option<&str>) -> bool {
+    if !matches!(word, "half" | "twice" | "thrice") {
+        return false;
+    }
+    let next = after
+        .unwrap_or_default()
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .trim_matches(|c: char| !c.is_alphanumeric())
+        .to_lowercase();
+    if word == "half" {
+        let mut last = before.unwrap_or_default().split_whitespace().rev();
+        let and_a = matches!(
+            (last.next(), last.next()),
+            (Some(a), Some(and)) if a.eq_ignore_ascii_case("a") && and.eq_ignore_ascii_case("and")
+        );
+        return and_a || matches!(next.as_str(), "a" | "an");
+    }
+    matches!(
+        next.as_str(),
+        "a" | "an" | "per" | "each" | "every" | "daily" | "weekly" | "monthly" | "yearly"
+    )
 }
 
 /// Whether a text is written in Chinese: as many Han characters as Latin words.
@@ -691,6 +745,7 @@ fn says_opposite(claim: &[&Word], window: &[&Word]) -> bool {
             .filter(|g| !dictionary.glosses(other).any(|o| o == *g))
             .collect(),
         name: false,
+        quantity: false,
     };
     let denied = |words: &[&Word], i: usize| {
         words[i.saturating_sub(NEGATION_REACH)..i].iter().any(|w| {
@@ -878,7 +933,7 @@ fn sides_swapped((sentence, claim): (&str, &[&Word]), (source, window): (&str, &
     let Some(cue) = claim
         .iter()
         .find(joins)
-        .or_else(|| claim.iter().find(|w| compare::polarity(&w.text) != 0))
+        .or_else(|| claim.iter().find(|w| w.polarity() != 0))
     else {
         return false;
     };
@@ -910,8 +965,7 @@ fn sides_swapped((sentence, claim): (&str, &[&Word]), (source, window): (&str, &
     // Each placed word: before the pivot in the sentence, and in the passage.
     let mut sides: Vec<(bool, bool)> = Vec::new();
     for word in claim {
-        let cue_word =
-            compare::polarity(&word.text) != 0 || CLAUSE_WORDS.contains(&word.text.as_str());
+        let cue_word = word.polarity() != 0 || CLAUSE_WORDS.contains(&word.text.as_str());
         if cue_word || !once(claim, word) || !once(&stating, word) {
             continue;
         }
@@ -1194,11 +1248,11 @@ fn compares(sentence: &str, words: &[&Word]) -> bool {
     let than = sentence
         .split(|c: char| !c.is_alphanumeric())
         .any(|w| w.eq_ignore_ascii_case("than"));
-    words.iter().any(|w| compare::polarity(&w.text) != 0)
+    words.iter().any(|w| w.polarity() != 0)
         && (than
-            || words.iter().any(|w| {
-                w.text == "比" || (w.text.starts_with('更') && compare::polarity(&w.text) != 0)
-            }))
+            || words
+                .iter()
+                .any(|w| w.text == "比" || (w.text.starts_with('更') && w.polarity() != 0)))
 }
 
 /// Under this share of its words' weight held, a clause of the sentence (of two words or
@@ -1393,8 +1447,8 @@ fn roles(
     (source, window): (&str, &[&Word]),
 ) -> Roles {
     let claim_refs: Vec<&Word> = claim.iter().collect();
-    let claim_texts: Vec<&str> = claim.iter().map(|w| w.text.as_str()).collect();
-    let window_texts: Vec<&str> = window.iter().map(|w| w.text.as_str()).collect();
+    let claim_texts: Vec<&str> = claim.iter().map(Word::compared).collect();
+    let window_texts: Vec<&str> = window.iter().map(|w| w.compared()).collect();
     let compared = compare::reversed(&claim_texts, &window_texts, |i, j| {
         claim[i].meets(window[j])
     });
@@ -1450,18 +1504,16 @@ fn flipped_beside(said: &[&Word], window: &[&Word]) -> bool {
         return false;
     }
     said.iter().enumerate().any(|(i, w)| {
-        let direction = compare::polarity(&w.text);
+        let direction = w.polarity();
         direction != 0
             && beside(said.len(), i)
-                .filter(|&n| compare::polarity(&said[n].text) == 0)
+                .filter(|&n| said[n].polarity() == 0)
                 .any(|n| {
                     let there: Vec<i8> = window
                         .iter()
                         .enumerate()
                         .filter(|(_, t)| said[n].meets(t))
-                        .flat_map(|(k, _)| {
-                            beside(window.len(), k).map(|j| compare::polarity(&window[j].text))
-                        })
+                        .flat_map(|(k, _)| beside(window.len(), k).map(|j| window[j].polarity()))
                         .collect();
                     there.contains(&-direction) && !there.contains(&direction)
                 })
@@ -1496,7 +1548,7 @@ fn compared_otherwise(
         clause
             .iter()
             .rev()
-            .map(|i| compare::polarity(&words[*i].text))
+            .map(|i| words[*i].polarity())
             .find(|p| *p != 0)
     };
     let stated = by_clause(source, window);
@@ -1517,6 +1569,88 @@ fn compared_otherwise(
 
 /// Finds the passage of `source` that best supports `sentence`.
 pub fn align(sentence: &str, source: &str) -> Aligned {
+    let mut aligned = align_one(sentence, source);
+    if aligned.support == Support::Partial
+        && no_evidence_against(&aligned.features)
+        && clauses_supported(sentence, source)
+    {
+        aligned.support = Support::Supported;
+        aligned.features.clauses_supported = true;
+    }
+    aligned
+}
+
+/// Most clauses of a sentence [`clauses_supported`] reads one by one.
+const MAX_PIECES: usize = 6;
+
+/// Whether nothing in the features speaks against the sentence, or of things said of other
+/// things: what is left to withhold support is how much of it one passage holds.
+fn no_evidence_against(f: &Features) -> bool {
+    f.contradicted_numbers == 0
+        && !f.number_replaced
+        && !f.name_replaced
+        && !f.titles_differ
+        && !f.negation_differs
+        && !f.reversed
+        && !f.opposite
+        && !f.direction_opposed
+        && !f.comparison_unstated
+        && !f.names_swapped
+        && !f.numbers_swapped
+        && !f.anchor_moved
+        && !f.sides_swapped
+        && !f.year_moved
+}
+
+/// Whether each clause of a sentence of two or more, read alone, is supported by the source
+/// (each where the source says it, with every rule of [`level`] and every word of it there):
+/// an answer joins facts the
+/// page states in different places ("Designed by Arnodin and opened on 12 September 1906,
+/// the bridge hangs its gondola …" from three sentences of the page), and one passage holds
+/// only some of them. A clause of fewer than three words joins the one before it (the
+/// first, the one after).
+fn clauses_supported(sentence: &str, source: &str) -> bool {
+    let said = words(sentence, 0);
+    let said_refs: Vec<&Word> = said.iter().take(MAX_CLAIM_WORDS).collect();
+    if said_refs.len() < said.len() {
+        return false;
+    }
+    let ids = clauses_split(sentence, &said_refs, |at, c| clause_break(sentence, at, c));
+    // Each clause's byte range, by its words.
+    let mut pieces: Vec<(usize, usize, usize)> = Vec::new();
+    for (w, id) in said_refs.iter().zip(&ids) {
+        match pieces.last_mut() {
+            Some((last, _, end)) if *last == *id => *end = w.end,
+            _ => pieces.push((*id, w.start, w.end)),
+        }
+    }
+    let mut joined: Vec<(usize, usize, usize)> = Vec::new();
+    for (_, start, end) in pieces {
+        let count = said_refs
+            .iter()
+            .filter(|w| start <= w.start && w.end <= end)
+            .count();
+        match joined.last_mut() {
+            Some((words, _, last_end)) if count < 3 || *words < 3 => {
+                *last_end = end;
+                *words += count;
+            }
+            _ => joined.push((count, start, end)),
+        }
+    }
+    (2..=MAX_PIECES).contains(&joined.len())
+        && joined.iter().all(|&(_, start, end)| {
+            sentence
+                .get(start..end)
+                .map(|piece| align_one(piece, source))
+                .is_some_and(|one| {
+                    one.support == Support::Supported && one.features.missing_words == 0
+                })
+        })
+}
+
+/// [`align`] of the sentence whole.
+fn align_one(sentence: &str, source: &str) -> Aligned {
     // Numbers are compared apart: a wrong number does not make the passage about
     // something else.
     let numeric = |w: &Word| {
@@ -1654,13 +1788,14 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
         pairs_apart: pairs_apart(&said, &window),
         year_moved: !cross && chinese && year_moved(&said, (source, &window)),
         comparison_unstated: compares(sentence, &claim_refs)
-            && !window.iter().any(|w| compare::polarity(&w.text) != 0),
+            && !window.iter().any(|w| w.polarity() != 0),
         names_swapped: roles.names_swapped,
         anchor_moved: roles.anchored.moved,
         name_moved: roles.anchored.name_moved,
         number_replaced: roles.anchored.number_replaced,
         name_replaced: roles.anchored.name_replaced,
         sides_swapped: roles.sides_swapped,
+        clauses_supported: false,
     };
     let matched = matched_ranges(&window, &claim, &claimed, start);
     Aligned {
@@ -1749,6 +1884,9 @@ pub struct Features {
     pub name_replaced: bool,
     /// The sentence's comparison has on each side what the passage has on the other.
     pub sides_swapped: bool,
+    /// Each clause of the sentence, read alone, is supported where the source says it, and
+    /// nothing speaks against the sentence whole ([`clauses_supported`]).
+    pub clauses_supported: bool,
     /// The sentence says a word whose opposite the passage says instead ("lunar" where
     /// the passage says 阳历, 上调 where it says 下调).
     pub opposite: bool,
@@ -2535,5 +2673,24 @@ mod tests {
         );
         assert!(fins.features.negation_differs, "{fins:?}");
         assert_eq!(fins.support, Support::NotFound, "{fins:?}");
+    }
+
+    #[test]
+    fn a_half_or_twice_that_counts_compares_nothing() {
+        assert!(quantity_word("half", Some("six and a "), Some(" years")));
+        assert!(quantity_word("half", Some("within "), Some(" an hour")));
+        assert!(quantity_word("twice", Some("meets "), Some(" a year")));
+        assert!(!quantity_word("half", Some("about "), Some(" as long")));
+        assert!(!quantity_word("twice", Some("has "), Some(" the caffeine")));
+        assert!(!quantity_word("longer", Some("a "), Some(" a")));
+        // So "longer" against "shorter" is the comparison read, beside a half on both sides.
+        let upkeep = "The old line received about six and a half years of maintenance, much \
+                      longer than the three years a newer release normally gets.";
+        let shorter = align(
+            "The old line received about six and a half years of maintenance, a shorter run \
+             than the three years a newer release normally gets.",
+            upkeep,
+        );
+        assert_ne!(shorter.support, Support::Supported, "{shorter:?}");
     }
 }

@@ -356,6 +356,7 @@ fn joined(text: &str, words: &[&Word]) -> Vec<Word> {
             end: word.end,
             glosses: word.glosses.clone(),
             name: word.name,
+            quantity: word.quantity,
         });
     }
     out
