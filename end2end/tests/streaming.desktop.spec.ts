@@ -35,6 +35,8 @@ test('a long streamed answer ends with exactly the DOM of its one-shot render', 
   await askQuestion(page, 'Tokio 长回答');
   const answer = page.locator('.answer').last();
   await expect(answer).toHaveAttribute('aria-busy', 'false', { timeout: 60_000 });
+  // The answer ends when its citations are checked (the verdicts come after the last chunk).
+  await expect(answer.locator('.answer-body .support-level').first()).toBeAttached({ timeout: 30_000 });
   const streamed = await answerDom(page);
   expect(streamed.length).toBeGreaterThan(12_000);
   // Headings, lists, a table, code, quotes and citation links all made it.
@@ -42,8 +44,12 @@ test('a long streamed answer ends with exactly the DOM of its one-shot render', 
     expect(streamed).toContain(tag);
   }
   // The same conversation rendered at once: on the server, then hydrated.
-  await page.reload();
-  await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+  // It is saved once checked, a moment after the verdicts show: reload until it is.
+  await expect(async () => {
+    await page.reload();
+    await expect(page.locator('.app')).toHaveAttribute('data-hydrated', 'true');
+    await expect(page.locator('.answer-body .support-level').first()).toBeAttached({ timeout: 2_000 });
+  }).toPass({ timeout: 30_000 });
   const oneShot = await answerDom(page);
   expect(streamed).toBe(oneShot);
 });
