@@ -337,6 +337,19 @@ async fn a_judge_slower_than_the_deadline_or_a_stop_leaves_the_offline_verdict()
             events.push(event);
         }
     }
+    // While the judge thinks, the answer as written is saved: a reload shows it.
+    let id = session
+        .conversation_id()
+        .expect("the answer began a conversation");
+    let saved = state
+        .store
+        .conversation(&session.owner(), &id)
+        .await
+        .unwrap()
+        .expect("the conversation is saved");
+    assert_eq!(saved.exchanges[0].state, crate::model::ExchangeState::Done);
+    assert_eq!(saved.exchanges[0].answer, ANSWER);
+    assert!(saved.exchanges[0].alignments.is_empty(), "not checked yet");
     cancel.cancel();
     let exchange = tokio::time::timeout(Duration::from_secs(10), run)
         .await

@@ -1,7 +1,7 @@
 //! The end of an answer: stopped or done, its sources and the numbers it cites, `Done`;
-//! then, side by side, its citations checked against their pages and its follow-up
-//! questions written; then the exchange saved, the metrics counted and, for a new
-//! conversation, a title asked of the model in the background.
+//! the exchange saved as written; then, side by side, its citations checked against their
+//! pages and its follow-up questions written; then the exchange saved again, the metrics
+//! counted and, for a new conversation, a title asked of the model in the background.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,6 +24,9 @@ const RELATED_DEADLINE: Duration = Duration::from_secs(15);
 /// How long an ended answer waits for a database that went away (a restart, a failover)
 /// before it is given up as not kept.
 const SAVE_PATIENCE: Duration = Duration::from_secs(20);
+
+/// How long the save of the answer as written may hold up its checks.
+const EARLY_SAVE_PATIENCE: Duration = Duration::from_secs(1);
 
 impl Turn {
     /// Ends the answer: stopped or done, the sources it may cite, the numbers it cites,
@@ -50,6 +53,23 @@ impl Turn {
             _ => None,
         };
         let naming_began = tokio::time::Instant::now();
+        // The answer as written is saved at once, so a reload while its citations are
+        // checked shows it (once, without waiting for a database that is away: the save
+        // below does that).
+        exchange.state = settled(&exchange);
+        if let Some((conversation, seq)) = &self.stored {
+            let registry = self.own_registry();
+            let saved = tokio::time::timeout(
+                EARLY_SAVE_PATIENCE,
+                self.state
+                    .store
+                    .finish_exchange(conversation, *seq, &exchange, Some(&registry)),
+            )
+            .await;
+            if !matches!(saved, Ok(Ok(()))) {
+                tracing::info!("the answer is saved once its citations are checked");
+            }
+        }
         // The answer is on screen; now, side by side, its citations are checked against
         // their pages and its follow-up questions are written.
         let (checked, (related, asked)) = tokio::join!(
@@ -69,13 +89,7 @@ impl Turn {
             }
         }
         exchange.related = related;
-        exchange.state = if exchange.stopped {
-            ExchangeState::Stopped
-        } else if exchange.notices.iter().any(|n| n.level == Level::Error) {
-            ExchangeState::Failed
-        } else {
-            ExchangeState::Done
-        };
+        exchange.state = settled(&exchange);
         self.keep(&mut exchange).await;
         // An open page shows the model's title if it comes soon; it is saved whenever it
         // comes (within its own deadline).
@@ -410,6 +424,17 @@ impl Turn {
         questions.extend(more);
         questions.truncate(related::COUNT);
         (questions, asked)
+    }
+}
+
+/// How an ended exchange ended: stopped, failed (an error notice) or done.
+fn settled(exchange: &Exchange) -> ExchangeState {
+    if exchange.stopped {
+        ExchangeState::Stopped
+    } else if exchange.notices.iter().any(|n| n.level == Level::Error) {
+        ExchangeState::Failed
+    } else {
+        ExchangeState::Done
     }
 }
 
