@@ -74,6 +74,11 @@ def level(f, t, rules):
         or names_differ
         or (not cross and f.get("missing_unknown", 0) > 0)
         or f.get("pairs_apart", 0) > 0
+        # Words exchanged between two clauses; a clause joined from two sentences, or a
+        # number of it in the other one (`stitched`).
+        or f.get("words_exchanged", False)
+        or f.get("stitched", 0.0) > STITCHED
+        or f.get("numbers_elsewhere", 0) > 0
         # In Chinese every word of the sentence in the passage.
         or (not cross and f.get("chinese", False) and f.get("missing_chinese", 0) > 0)
     ):
@@ -100,6 +105,9 @@ def level(f, t, rules):
 LABEL = {"supported": "supported", "partial": "partial", "unsupported": "not_found"}
 # ssr::align::CLAUSE_HELD: a clause held under this share withholds "supported".
 CLAUSE_HELD = 0.4
+# ssr::align::STITCHED: the most of a clause's share that may come only from joining the
+# passage's two sentences.
+STITCHED = 0.2
 
 
 def measure(t, rules):

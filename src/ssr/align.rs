@@ -37,7 +37,10 @@
 //!      in the passage, no name or number of it bound there to other words, no name missing
 //!      beside another, no two names in each other's clauses (roles exchanged), no two
 //!      words each said there of the number the sentence says the other of
-//!      ([`numbers_swapped`]), no reversed comparison, a
+//!      ([`numbers_swapped`]), no two clauses exchanging words between two clauses of
+//!      the passage ([`words_exchanged`]), no clause said whole by neither of the
+//!      passage's two sentences, nor a number of it said in the other ([`stitched`]: a
+//!      value moved in from the next sentence), no reversed comparison, a
 //!      comparison made outright ("than", 比) only where the passage has one, in one
 //!      language no comparison words pointing the other way ("narrowest" for "widest"; a
 //!      Chinese "比" clause ending on the other direction than the passage's; "less
@@ -1569,10 +1572,50 @@ fn compared_otherwise(
 
 /// Finds the passage of `source` that best supports `sentence`.
 pub fn align(sentence: &str, source: &str) -> Aligned {
-    let mut aligned = align_one(sentence, source);
+    align_in(sentence, &Page::new(source))
+}
+
+/// A source made ready for the checker: its sentences and their words, segmented once for
+/// every sentence checked against it (an answer checks each of its claims against every
+/// source, and a clause of a claim again).
+pub struct Page<'a> {
+    text: &'a str,
+    spans: Vec<(usize, usize)>,
+    /// The words of each sentence, its first [`MAX_ROLE_WORDS`]` / 2` (a flattened table
+    /// can run to thousands): the checker's work stays bounded whatever a page holds.
+    per_sentence: Vec<Vec<Word>>,
+}
+
+impl<'a> Page<'a> {
+    pub fn new(text: &'a str) -> Self {
+        let spans = sentences(text);
+        let per_sentence = spans
+            .iter()
+            .map(|&(start, end)| {
+                let mut words = words(&text[start..end], start);
+                words.truncate(MAX_ROLE_WORDS / 2);
+                words
+            })
+            .collect();
+        Page {
+            text,
+            spans,
+            per_sentence,
+        }
+    }
+
+    /// The source's text.
+    pub fn text(&self) -> &'a str {
+        self.text
+    }
+}
+
+/// [`align`] against a source made ready once.
+pub fn align_in(sentence: &str, page: &Page) -> Aligned {
+    let mut aligned = align_one(sentence, page);
     if aligned.support == Support::Partial
         && no_evidence_against(&aligned.features)
-        && clauses_supported(sentence, source)
+        && clauses_supported(sentence, page)
     {
         aligned.support = Support::Supported;
         aligned.features.clauses_supported = true;
@@ -1582,6 +1625,126 @@ pub fn align(sentence: &str, source: &str) -> Aligned {
 
 /// Most clauses of a sentence [`clauses_supported`] reads one by one.
 const MAX_PIECES: usize = 6;
+
+/// How whole each clause of the sentence stands in one sentence of the passage (its
+/// `sentences`, one or two, which hold the clauses as `whole` says): the most a clause (of
+/// two words or more) gains of its share by joining them over the one of them that holds
+/// most of it, and how many numbers of the sentence the passage has only in another
+/// sentence than the one holding most of the number's clause (a value moved in from the
+/// next sentence: "2021年7月，EAST实现了101.2秒…" against "2017年7月，EAST实现了101.2秒…。
+/// 2021年12月30日，…").
+fn in_one_sentence(
+    (sentence, said): (&str, &[Word]),
+    (claim, weights): (&[Word], &[f64]),
+    (sentences, whole): (&[Vec<Word>], &[HeldClause]),
+) -> (f64, usize) {
+    let by_sentence: Vec<Vec<HeldClause>> = sentences
+        .iter()
+        .map(|words| {
+            held_clauses((sentence, said), claim, weights, |term| {
+                words.iter().any(|w| term.meets(w))
+            })
+        })
+        .collect();
+    let Some(first) = by_sentence.first() else {
+        return (1.0, 0);
+    };
+    // For each clause (in order of its id), the sentence holding most of it, and how much.
+    let best: Vec<(usize, f64)> = (0..first.len())
+        .map(|c| {
+            by_sentence
+                .iter()
+                .enumerate()
+                .map(|(i, clauses)| (i, clauses[c].share()))
+                .fold((0, -1.0), |top, one| if one.1 > top.1 { one } else { top })
+        })
+        .collect();
+    let gain = whole
+        .iter()
+        .zip(&best)
+        .filter(|(clause, _)| clause.words >= 2)
+        .map(|(clause, &(_, share))| clause.share() - share)
+        .fold(0.0, f64::max);
+    let numeric = |w: &Word| {
+        w.text.chars().any(|c| c.is_ascii_digit())
+            && w.text
+                .chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '%'))
+    };
+    let refs: Vec<&Word> = said.iter().collect();
+    let ids = clauses(sentence, &refs);
+    let mut order: Vec<usize> = ids.clone();
+    order.sort_unstable();
+    order.dedup();
+    let elsewhere = said
+        .iter()
+        .zip(&ids)
+        .filter(|(w, _)| numeric(w))
+        .filter(|(w, id)| {
+            let Some(&(home, _)) = order.binary_search(id).ok().and_then(|c| best.get(c)) else {
+                return false;
+            };
+            let has = |i: usize| sentences[i].iter().any(|t| w.meets(t));
+            !has(home) && (0..sentences.len()).any(has)
+        })
+        .count();
+    (gain, elsewhere)
+}
+
+/// Of the pairs of the claim's words the window holds, the share whose first places in
+/// the window stand in the other order than in the sentence (0 for fewer than two).
+fn out_of_order(claim: &[Word], window: &[&Word]) -> f64 {
+    let places: Vec<usize> = claim
+        .iter()
+        .filter_map(|term| window.iter().position(|w| term.meets(w)))
+        .collect();
+    let mut pairs = 0usize;
+    let mut swapped = 0usize;
+    for (i, a) in places.iter().enumerate() {
+        for b in &places[i + 1..] {
+            if a != b {
+                pairs += 1;
+                swapped += usize::from(a > b);
+            }
+        }
+    }
+    if pairs == 0 {
+        0.0
+    } else {
+        swapped as f64 / pairs as f64
+    }
+}
+
+/// Whether two clauses of the sentence exchange words between two clauses of the passage:
+/// words each said once on each side, such that the sentence's clause of `a` and `x` and
+/// its clause of `b` and `y` stand in the passage as a clause of `a` and `y` and one of `b`
+/// and `x` ("灰鹤是国家一级…，黑颈鹤则为国家二级…" against "黑颈鹤是国家一级…，灰鹤则为国家二级…").
+/// Chinese words compare as written ([`same_role_word`]).
+fn words_exchanged((sentence, said): (&str, &[&Word]), (source, window): (&str, &[&Word])) -> bool {
+    let said_clauses = clauses(sentence, said);
+    let window_clauses = clauses(source, window);
+    let once =
+        |words: &[&Word], w: &Word| words.iter().filter(|o| same_role_word(w, o)).count() == 1;
+    // Each word said once on each side: its clause in the sentence and in the passage.
+    let mut cells: HashSet<(usize, usize)> = HashSet::new();
+    for (w, said_clause) in said.iter().zip(&said_clauses) {
+        if !once(said, w) {
+            continue;
+        }
+        let mut there = window
+            .iter()
+            .zip(&window_clauses)
+            .filter(|(o, _)| same_role_word(w, o));
+        if let (Some((_, window_clause)), None) = (there.next(), there.next()) {
+            cells.insert((*said_clause, *window_clause));
+        }
+    }
+    cells.iter().any(|&(s1, w1)| {
+        cells.iter().any(|&(s2, w2)| {
+            s1 != s2 && w1 != w2 && cells.contains(&(s1, w2)) && cells.contains(&(s2, w1))
+        })
+    })
+}
 
 /// Whether nothing in the features speaks against the sentence, or of things said of other
 /// things: what is left to withhold support is how much of it one passage holds.
@@ -1600,7 +1763,19 @@ fn no_evidence_against(f: &Features) -> bool {
         && !f.anchor_moved
         && !f.sides_swapped
         && !f.year_moved
+        && !f.words_exchanged
+        && !stitched(f)
 }
+
+/// A clause of the sentence the passage says whole in neither of its two sentences (more
+/// than [`STITCHED`] of its share only in both), or a number of it said in the other
+/// sentence than its clause: a value moved in from the next sentence.
+fn stitched(f: &Features) -> bool {
+    f.stitched > STITCHED || f.numbers_elsewhere > 0
+}
+
+/// How much of a clause's share may come only from joining the passage's two sentences.
+const STITCHED: f64 = 0.2;
 
 /// Whether each clause of a sentence of two or more, read alone, is supported by the source
 /// (each where the source says it, with every rule of [`level`] and every word of it there):
@@ -1609,7 +1784,7 @@ fn no_evidence_against(f: &Features) -> bool {
 /// the bridge hangs its gondola …" from three sentences of the page), and one passage holds
 /// only some of them. A clause of fewer than three words joins the one before it (the
 /// first, the one after).
-fn clauses_supported(sentence: &str, source: &str) -> bool {
+fn clauses_supported(sentence: &str, page: &Page) -> bool {
     let said = words(sentence, 0);
     let said_refs: Vec<&Word> = said.iter().take(MAX_CLAIM_WORDS).collect();
     if said_refs.len() < said.len() {
@@ -1642,7 +1817,7 @@ fn clauses_supported(sentence: &str, source: &str) -> bool {
         && joined.iter().all(|&(_, start, end)| {
             sentence
                 .get(start..end)
-                .map(|piece| align_one(piece, source))
+                .map(|piece| align_one(piece, page))
                 .is_some_and(|one| {
                     one.support == Support::Supported && one.features.missing_words == 0
                 })
@@ -1650,7 +1825,8 @@ fn clauses_supported(sentence: &str, source: &str) -> bool {
 }
 
 /// [`align`] of the sentence whole.
-fn align_one(sentence: &str, source: &str) -> Aligned {
+fn align_one(sentence: &str, page: &Page) -> Aligned {
+    let source = page.text;
     // Numbers are compared apart: a wrong number does not make the passage about
     // something else.
     let numeric = |w: &Word| {
@@ -1669,7 +1845,7 @@ fn align_one(sentence: &str, source: &str) -> Aligned {
             .cloned()
             .collect()
     };
-    let spans = sentences(source);
+    let spans = &page.spans;
     if spans.is_empty() || claim.is_empty() {
         return Aligned {
             support: Support::NotChecked,
@@ -1680,19 +1856,11 @@ fn align_one(sentence: &str, source: &str) -> Aligned {
         };
     }
     let cross = han_text(sentence) != han_text(source);
-    // A sentence of a source is weighed by its first words (a flattened table can run to
-    // thousands): the checker's work stays bounded whatever a page holds.
-    let per_sentence: Vec<Vec<Word>> = spans
-        .iter()
-        .map(|&(start, end)| {
-            let mut words = words(&source[start..end], start);
-            words.truncate(MAX_ROLE_WORDS / 2);
-            words
-        })
-        .collect();
+    let per_sentence = &page.per_sentence;
     let holds = |words: &[&Word], term: &Word| words.iter().any(|w| term.meets(w));
-    let weights = idf_weights(&claim, &per_sentence);
-    let (first, last) = best_window(&claim, &weights, &per_sentence);
+    let weights = idf_weights(&claim, per_sentence);
+    let claimed = numbers(sentence);
+    let (first, last) = best_window(&claim, &weights, per_sentence);
     let window: Vec<&Word> = per_sentence[first..=last].iter().flatten().collect();
     let everything: Vec<&Word> = per_sentence.iter().flatten().collect();
     let (start, end) = (spans[first].0, spans[last].1);
@@ -1730,7 +1898,11 @@ fn align_one(sentence: &str, source: &str) -> Aligned {
         .flat_map(|c| counted(sentence.get(c.range.0..c.range.1).unwrap_or_default()))
         .map(|(value, _)| value)
         .collect();
-    let claimed = numbers(sentence);
+    let in_one_sentence = in_one_sentence(
+        (sentence, &said),
+        (&claim, &weights),
+        (&per_sentence[first..=last], &held_clauses),
+    );
     let stated = numbers(passage);
     let claim_refs: Vec<&Word> = claim.iter().collect();
     let said_refs: Vec<&Word> = said.iter().take(MAX_CLAIM_WORDS).collect();
@@ -1786,6 +1958,11 @@ fn align_one(sentence: &str, source: &str) -> Aligned {
         opposite: !cross && says_opposite(&claim_refs, &window),
         direction_opposed: !cross && roles.direction_opposed,
         pairs_apart: pairs_apart(&said, &window),
+        window_sentences: last - first + 1,
+        words_exchanged: words_exchanged((sentence, &said_refs), (source, &window)),
+        stitched: in_one_sentence.0,
+        numbers_elsewhere: in_one_sentence.1,
+        out_of_order: out_of_order(&claim, &window),
         year_moved: !cross && chinese && year_moved(&said, (source, &window)),
         comparison_unstated: compares(sentence, &claim_refs)
             && !window.iter().any(|w| w.polarity() != 0),
@@ -1887,6 +2064,21 @@ pub struct Features {
     /// Each clause of the sentence, read alone, is supported where the source says it, and
     /// nothing speaks against the sentence whole ([`clauses_supported`]).
     pub clauses_supported: bool,
+    /// The most a clause of the sentence (of two words or more) gains of its share when
+    /// the passage's two sentences are joined, over the one that holds most of it
+    /// ([`in_one_sentence`]): a clause the passage says whole in neither of them.
+    pub stitched: f64,
+    /// Numbers of the sentence the passage has only in another of its sentences than the
+    /// one that holds most of the number's clause.
+    pub numbers_elsewhere: usize,
+    /// Two clauses of the sentence exchange words between two clauses of the passage
+    /// ([`words_exchanged`]).
+    pub words_exchanged: bool,
+    /// How many sentences of the source the passage is (one, or two neighbours).
+    pub window_sentences: usize,
+    /// Of the pairs of the sentence's words the passage holds, the share it holds in the
+    /// other order ([`out_of_order`]).
+    pub out_of_order: f64,
     /// The sentence says a word whose opposite the passage says instead ("lunar" where
     /// the passage says 阳历, 上调 where it says 下调).
     pub opposite: bool,
@@ -1956,6 +2148,8 @@ pub fn level_with(f: &Features, t: &Thresholds) -> Support {
         // or a function word.
         && (f.cross || !f.chinese || f.missing_chinese == 0)
         && !f.negation_differs
+        && !f.words_exchanged
+        && !stitched(f)
     {
         Support::Supported
     } else if f.share >= t.partial {
@@ -2626,6 +2820,68 @@ mod tests {
         );
         assert!(easier.features.opposite, "{easier:?}");
         assert_ne!(easier.support, Support::Supported, "{easier:?}");
+    }
+
+    #[test]
+    fn words_exchanged_between_two_clauses_are_no_support() {
+        let cranes = "黑颈鹤是国家一级重点保护野生动物，灰鹤则为国家二级重点保护野生动物。两种鹤冬季都在湿地越冬。";
+        let swapped = align(
+            "灰鹤是国家一级重点保护野生动物，黑颈鹤则为国家二级重点保护野生动物。",
+            cranes,
+        );
+        assert!(swapped.features.words_exchanged, "{swapped:?}");
+        assert_ne!(swapped.support, Support::Supported, "{swapped:?}");
+        let kept = align(
+            "黑颈鹤是国家一级重点保护野生动物，灰鹤则为国家二级重点保护野生动物。",
+            cranes,
+        );
+        assert!(!kept.features.words_exchanged, "{kept:?}");
+        assert_eq!(kept.support, Support::Supported, "{kept:?}");
+        // The clauses in the other order keep each word with its own.
+        let reordered = align(
+            "灰鹤为国家二级重点保护野生动物，黑颈鹤则是国家一级重点保护野生动物。",
+            cranes,
+        );
+        assert!(!reordered.features.words_exchanged, "{reordered:?}");
+    }
+
+    #[test]
+    fn a_clause_joined_from_two_sentences_is_no_support() {
+        let voyage = "2005年8月，考察队在东太平洋海隆发现了一处新的海底热液区；同年11月，考察队又在西南印度洋中脊开展了中国首次热液调查。考察共完成作业数百站次。";
+        let moved = align(
+            "2005年8月，考察队在西南印度洋中脊发现了一处新的海底热液区。",
+            voyage,
+        );
+        assert!(moved.features.stitched > STITCHED, "{moved:?}");
+        assert_ne!(moved.support, Support::Supported, "{moved:?}");
+        let right = align(
+            "2005年8月，考察队在东太平洋海隆发现了一处新的海底热液区。",
+            voyage,
+        );
+        assert!(right.features.stitched <= STITCHED, "{right:?}");
+        assert_eq!(right.support, Support::Supported, "{right:?}");
+        // A number of the next sentence in a clause the first says.
+        let east = "EAST（先进实验超导托卡马克）位于安徽合肥科学岛，由中国科学院等离子体物理研究所设计建造，是世界上第一个全超导非圆截面托卡马克核聚变实验装置。\
+                    装置于2000年10月开工，2006年9月28日首次获得等离子体放电。\
+                    EAST高约11米、直径约8米、重约400吨，其16个纵场线圈和12个极向场线圈全部采用铌钛超导材料。\
+                    2017年7月，EAST实现了101.2秒的稳态高约束模等离子体运行，成为世界上首个实现百秒量级H模运行的托卡马克。\
+                    2021年12月30日，EAST实现1056秒的长脉冲高参数等离子体运行；2023年4月12日又实现403秒的稳态高约束模运行。\
+                    2025年1月，EAST创下1066秒的高约束模运行新纪录。\
+                    与正在法国建设的国际热核聚变实验堆（ITER）相比，EAST的规模要小得多，但两者都采用超导磁体。\
+                    EAST的实验数据对国内外研究团队开放，已有多国科学家参与联合实验。\
+                    EAST是实验装置，本身并不发电，其成果为ITER和我国未来的聚变工程堆提供支撑。";
+        let year = align(
+            "2021年7月，EAST实现了101.2秒的稳态高约束模等离子体运行。",
+            east,
+        );
+        assert!(year.features.numbers_elsewhere > 0, "{year:?}");
+        assert_ne!(year.support, Support::Supported, "{year:?}");
+        let kept = align(
+            "2017年7月，EAST实现了101.2秒的稳态高约束模等离子体运行。",
+            east,
+        );
+        assert_eq!(kept.features.numbers_elsewhere, 0, "{kept:?}");
+        assert_eq!(kept.support, Support::Supported, "{kept:?}");
     }
 
     #[test]

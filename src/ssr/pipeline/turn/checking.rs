@@ -6,6 +6,7 @@
 //! citation in one call (`align::judge`), its verdicts kept per conversation. All under
 //! `CITED_ALIGN_DEADLINE_SECS`.
 
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -15,7 +16,7 @@ use crate::citation::coverage::{cited_sentences, uncited_claims, UncitedClaim};
 use crate::citation::{urls, Lookup, SourceMap};
 use crate::model::{Alignment, Better, ClaimCheck, Exchange, SourceKind, Support};
 use crate::ssr::align::judge::{self, Case, Verdict};
-use crate::ssr::align::{align, Aligned};
+use crate::ssr::align::{align_in, Aligned, Page};
 use crate::ssr::fetch::deep_read;
 use crate::ssr::pipeline::Turn;
 
@@ -29,20 +30,54 @@ struct SourceText {
     snippet: String,
 }
 
+/// A source's texts made ready for the checker ([`Page`]), each once and only when first
+/// needed: an answer checks every claim it left uncited against every source.
+struct Ready<'a> {
+    source: &'a SourceText,
+    snippet: OnceCell<Page<'a>>,
+    page: OnceCell<Option<Page<'a>>>,
+}
+
+impl<'a> Ready<'a> {
+    fn new(source: &'a SourceText) -> Self {
+        Ready {
+            source,
+            snippet: OnceCell::new(),
+            page: OnceCell::new(),
+        }
+    }
+
+    fn snippet(&self) -> &Page<'a> {
+        self.snippet
+            .get_or_init(|| Page::new(self.source.snippet.as_str()))
+    }
+
+    fn page(&self) -> Option<&Page<'a>> {
+        self.page
+            .get_or_init(|| self.source.page.as_deref().map(Page::new))
+            .as_ref()
+    }
+
+    /// The page when it was read, else the snippet.
+    fn text(&self) -> &Page<'a> {
+        self.page().unwrap_or_else(|| self.snippet())
+    }
+}
+
 /// The better of the page and the snippet (the page when they tie), and the text it was
 /// found in.
-fn best_alignment(sentence: &str, source: &SourceText) -> (Aligned, bool, Arc<str>) {
-    let snippet = align(sentence, &source.snippet);
-    match &source.page {
-        Some(page) => {
-            let on_page = align(sentence, page);
+fn best_alignment(sentence: &str, ready: &Ready) -> (Aligned, bool, Arc<str>) {
+    let snippet = align_in(sentence, ready.snippet());
+    match (ready.page(), &ready.source.page) {
+        (Some(page), Some(text)) => {
+            let on_page = align_in(sentence, page);
             if snippet.support.strength() > on_page.support.strength() {
-                (snippet, false, Arc::from(source.snippet.as_str()))
+                (snippet, false, Arc::from(ready.source.snippet.as_str()))
             } else {
-                (on_page, true, Arc::clone(page))
+                (on_page, true, Arc::clone(text))
             }
         }
-        None => (snippet, false, Arc::from(source.snippet.as_str())),
+        _ => (snippet, false, Arc::from(ready.source.snippet.as_str())),
     }
 }
 
@@ -59,14 +94,15 @@ struct Checked {
 /// Another of the answer's sources that supports a sentence its own source does not (or
 /// only in part, or cannot be seen to): the first, in number order, that the offline
 /// checker finds supporting it.
-fn better_source(checked: &Checked, others: &[(u32, String, Arc<str>)]) -> Option<Better> {
+fn better_source(checked: &Checked, all: &[(u32, String, Ready)]) -> Option<Better> {
     if checked.alignment.support == Support::Supported {
         return None;
     }
-    others
-        .iter()
+    all.iter()
         .filter(|(number, _, _)| *number != checked.alignment.number)
-        .find(|(_, _, text)| align(&checked.sentence, text).support == Support::Supported)
+        .find(|(_, _, ready)| {
+            align_in(&checked.sentence, ready.text()).support == Support::Supported
+        })
         .map(|(number, url, _)| Better {
             number: *number,
             url: url.clone(),
@@ -113,8 +149,8 @@ const MAX_CLAIMS: usize = 24;
 const MAX_PAGES: usize = 8;
 
 /// One sentence checked against one source offline.
-fn check_one(sentence: &str, ordinal: u32, number: u32, url: &str, source: &SourceText) -> Checked {
-    let (found, on_page, text) = best_alignment(sentence, source);
+fn check_one(sentence: &str, ordinal: u32, number: u32, url: &str, ready: &Ready) -> Checked {
+    let (found, on_page, text) = best_alignment(sentence, ready);
     Checked {
         alignment: Alignment {
             ordinal,
@@ -135,10 +171,10 @@ fn check_one(sentence: &str, ordinal: u32, number: u32, url: &str, source: &Sour
 
 /// The source among `all` that best supports an uncited claim (the strongest level, the
 /// lowest number among equals), checked.
-fn best_for_claim(claim: &UncitedClaim, all: &[(u32, String, SourceText)]) -> Option<Checked> {
+fn best_for_claim(claim: &UncitedClaim, all: &[(u32, String, Ready)]) -> Option<Checked> {
     let mut best: Option<Checked> = None;
-    for (number, url, source) in all {
-        let checked = check_one(&claim.text, 0, *number, url, source);
+    for (number, url, ready) in all {
+        let checked = check_one(&claim.text, 0, *number, url, ready);
         let stronger = best.as_ref().is_none_or(|best| {
             checked.alignment.support.strength() > best.alignment.support.strength()
         });
@@ -198,19 +234,13 @@ fn check_all(
     all: &[(u32, String, SourceText)],
     budget: &crate::ssr::blocking::Budget,
 ) -> Found {
-    let others: Vec<(u32, String, Arc<str>)> = all
+    let all: Vec<(u32, String, Ready)> = all
         .iter()
-        .map(|(number, url, text)| {
-            let text = text
-                .page
-                .clone()
-                .unwrap_or_else(|| Arc::from(text.snippet.as_str()));
-            (*number, url.clone(), text)
-        })
+        .map(|(number, url, source)| (*number, url.clone(), Ready::new(source)))
         .collect();
-    let by_number: HashMap<u32, (&String, &SourceText)> = all
+    let by_number: HashMap<u32, (&String, &Ready)> = all
         .iter()
-        .map(|(number, url, text)| (*number, (url, text)))
+        .map(|(number, url, ready)| (*number, (url, ready)))
         .collect();
     // One sentence may cite a source twice: check each pair once.
     let mut done: HashMap<(String, u32), Checked> = HashMap::new();
@@ -231,7 +261,7 @@ fn check_all(
         if budget.spent() {
             break;
         }
-        checked.alignment.better = better_source(checked, &others);
+        checked.alignment.better = better_source(checked, &all);
     }
     // Each uncited claim with the source that best supports it.
     let mut attributing = Vec::new();
@@ -239,7 +269,7 @@ fn check_all(
         if budget.spent() {
             break;
         }
-        let Some(best) = best_for_claim(&claim, all) else {
+        let Some(best) = best_for_claim(&claim, &all) else {
             continue;
         };
         let key = (claim.text.clone(), best.alignment.number);
