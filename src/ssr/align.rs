@@ -265,6 +265,16 @@ impl Word {
         }
     }
 
+    /// A number written in digits ("1932", "4.5", "50%"). Numbers are compared apart from
+    /// the words: a wrong number does not make a passage about something else.
+    fn numeric(&self) -> bool {
+        self.text.chars().any(|c| c.is_ascii_digit())
+            && self
+                .text
+                .chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '%'))
+    }
+
     /// Its text as the comparison reads it: a quantity word stands for no comparison word.
     fn compared(&self) -> &str {
         if self.quantity {
@@ -1073,7 +1083,7 @@ fn bound_numbers<'a>(text: &str, words: &[&'a Word]) -> Vec<Vec<&'a str>> {
     let mut of_clause: std::collections::HashMap<usize, Vec<&'a str>> =
         std::collections::HashMap::new();
     for (w, c) in words.iter().zip(&clause) {
-        if numeral(w) {
+        if w.numeric() {
             of_clause.entry(*c).or_default().push(w.text.as_str());
         }
     }
@@ -1081,6 +1091,23 @@ fn bound_numbers<'a>(text: &str, words: &[&'a Word]) -> Vec<Vec<&'a str>> {
         .iter()
         .enumerate()
         .map(|(i, _)| {
+            // In a clause of several numbers, the number the word is said of: "killed 50%
+            // of Iceland's sheep and 80% of its cattle", "50%的绵羊和80%的牛".
+            if of_clause.get(&clause[i]).is_some_and(|n| n.len() >= 2) {
+                let last = (0..i)
+                    .rev()
+                    .take_while(|&j| clause[j] == clause[i])
+                    .find(|&j| words[j].numeric());
+                if let Some(j) = last {
+                    let between = text
+                        .get(words[j].end..words[i].start)
+                        .unwrap_or_default()
+                        .trim_start();
+                    if between.starts_with("of ") || between.starts_with('的') {
+                        return vec![words[j].text.as_str()];
+                    }
+                }
+            }
             // The nearest clause at or before this one, in its sentence, with a number.
             (0..=i)
                 .rev()
@@ -1090,14 +1117,6 @@ fn bound_numbers<'a>(text: &str, words: &[&'a Word]) -> Vec<Vec<&'a str>> {
                 .unwrap_or_default()
         })
         .collect()
-}
-
-/// A word of digits ("1932", "4.5").
-fn numeral(w: &Word) -> bool {
-    w.text.chars().any(|c| c.is_ascii_digit())
-        && w.text
-            .chars()
-            .all(|c| c.is_ascii_digit() || matches!(c, '.' | ','))
 }
 
 /// Whether two words of the sentence (`said`, numbers and all) are each said in the
@@ -1112,7 +1131,7 @@ fn numbers_swapped((sentence, said): (&str, &[&Word]), (source, window): (&str, 
     let window = &window[..window.len().min(MAX_ROLE_WORDS)];
     let shared: HashSet<&str> = said
         .iter()
-        .filter(|w| numeral(w) && window.iter().any(|p| p.text == w.text))
+        .filter(|w| w.numeric() && window.iter().any(|p| p.text == w.text))
         .map(|w| w.text.as_str())
         .collect();
     if shared.len() < 2 {
@@ -1128,7 +1147,7 @@ fn numbers_swapped((sentence, said): (&str, &[&Word]), (source, window): (&str, 
     // Each telling word of the sentence with the numbers it is said of there and in the
     // passage, where those differ wholly.
     let specific = |w: &Word| {
-        !numeral(w)
+        !w.numeric()
             && if w.han() {
                 w.text.chars().count() >= 2
             } else {
@@ -1367,16 +1386,11 @@ fn matched_ranges(
     claimed: &HashSet<String>,
     start: usize,
 ) -> Vec<(u32, u32)> {
-    let numeric = |w: &Word| {
-        w.text
-            .chars()
-            .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '%'))
-    };
     let mut matched: Vec<(u32, u32)> = window
         .iter()
         .filter(|w| {
             claim.iter().any(|term| term.meets(w))
-                || numeric(w) && numbers(&w.text).iter().any(|n| claimed.contains(n))
+                || w.numeric() && numbers(&w.text).iter().any(|n| claimed.contains(n))
         })
         .map(|w| ((w.start - start) as u32, (w.end - start) as u32))
         .collect();
@@ -1393,12 +1407,21 @@ fn matched_ranges(
 
 /// The sentences of the source (`first..=last`, one or two neighbours) that match the
 /// claim's words best, by BM25 with the given word weights.
-fn best_window(claim: &[Word], weights: &[f64], per_sentence: &[Vec<Word>]) -> (usize, usize) {
+/// Only windows `allowed` are weighed (none allowed: the first sentence).
+fn best_window(
+    claim: &[Word],
+    weights: &[f64],
+    per_sentence: &[Vec<Word>],
+    allowed: impl Fn(usize, usize) -> bool,
+) -> (usize, usize) {
     let n = per_sentence.len() as f64;
     let average = per_sentence.iter().map(Vec::len).sum::<usize>() as f64 / n;
     let mut best: Option<(f64, usize, usize)> = None;
     for first in 0..per_sentence.len() {
         for last in first..(first + 2).min(per_sentence.len()) {
+            if !allowed(first, last) {
+                continue;
+            }
             let window: Vec<&Word> = per_sentence[first..=last].iter().flatten().collect();
             let length = window.len() as f64;
             let score: f64 = claim
@@ -1665,12 +1688,6 @@ fn in_one_sentence(
         .filter(|(clause, _)| clause.words >= 2)
         .map(|(clause, &(_, share))| clause.share() - share)
         .fold(0.0, f64::max);
-    let numeric = |w: &Word| {
-        w.text.chars().any(|c| c.is_ascii_digit())
-            && w.text
-                .chars()
-                .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '%'))
-    };
     let refs: Vec<&Word> = said.iter().collect();
     let ids = clauses(sentence, &refs);
     let mut order: Vec<usize> = ids.clone();
@@ -1679,7 +1696,7 @@ fn in_one_sentence(
     let elsewhere = said
         .iter()
         .zip(&ids)
-        .filter(|(w, _)| numeric(w))
+        .filter(|(w, _)| w.numeric())
         .filter(|(w, id)| {
             let Some(&(home, _)) = order.binary_search(id).ok().and_then(|c| best.get(c)) else {
                 return false;
@@ -1827,20 +1844,13 @@ fn clauses_supported(sentence: &str, page: &Page) -> bool {
 /// [`align`] of the sentence whole.
 fn align_one(sentence: &str, page: &Page) -> Aligned {
     let source = page.text;
-    // Numbers are compared apart: a wrong number does not make the passage about
-    // something else.
-    let numeric = |w: &Word| {
-        w.text
-            .chars()
-            .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '%'))
-    };
     // The sentence's words, segmented once: all of them (numbers bind to words by place),
     // and the claim's, each word once.
     let said = words(sentence, 0);
     let claim: Vec<Word> = {
         let mut seen = HashSet::new();
         said.iter()
-            .filter(|w| !numeric(w) && seen.insert(w.text.clone()))
+            .filter(|w| !w.numeric() && seen.insert(w.text.clone()))
             .take(MAX_CLAIM_WORDS)
             .cloned()
             .collect()
@@ -1860,7 +1870,40 @@ fn align_one(sentence: &str, page: &Page) -> Aligned {
     let holds = |words: &[&Word], term: &Word| words.iter().any(|w| term.meets(w));
     let weights = idf_weights(&claim, per_sentence);
     let claimed = numbers(sentence);
-    let (first, last) = best_window(&claim, &weights, per_sentence);
+    let (first, last) = {
+        let best = best_window(&claim, &weights, per_sentence, |_, _| true);
+        // Across languages the words meet through glosses, loosely: where the sentence
+        // gives a date in full (day, month and year) and the best-matching passage does
+        // not, the passage is chosen among those that state it ("opened on 30 September
+        // 1968" against "1968年9月30日铁路桥通车", not the sentence of the works' start
+        // that glosses "railway" and "bridge" as well). On the tuning part (4,091 pairs)
+        // it righted two verdicts and cost one. In one language the words choose well,
+        // and a date in full moved in from another event is a trap: choosing by it there
+        // lost five right accusations.
+        let dates = if cross {
+            numbers::full_dates(sentence)
+        } else {
+            HashSet::new()
+        };
+        let dated: Vec<usize> = if dates.is_empty() {
+            Vec::new()
+        } else {
+            spans
+                .iter()
+                .enumerate()
+                .filter(|(_, &(start, end))| {
+                    !numbers::full_dates(&source[start..end]).is_disjoint(&dates)
+                })
+                .map(|(i, _)| i)
+                .collect()
+        };
+        let states = |first: usize, last: usize| dated.iter().any(|i| (first..=last).contains(i));
+        if dated.is_empty() || states(best.0, best.1) {
+            best
+        } else {
+            best_window(&claim, &weights, per_sentence, states)
+        }
+    };
     let window: Vec<&Word> = per_sentence[first..=last].iter().flatten().collect();
     let everything: Vec<&Word> = per_sentence.iter().flatten().collect();
     let (start, end) = (spans[first].0, spans[last].1);
@@ -2948,5 +2991,56 @@ mod tests {
             upkeep,
         );
         assert_ne!(shorter.support, Support::Supported, "{shorter:?}");
+    }
+
+    #[test]
+    fn across_languages_a_date_in_full_chooses_the_passage() {
+        let bridge = "南京长江大桥是长江上第一座由中国自行设计和建造的双层式铁路、公路两用桥梁，\
+                      1960年1月18日正式开工。下层铁路桥全长6772米，上层公路桥全长4589米。\
+                      1968年9月30日铁路桥通车，同年12月29日公路桥通车。";
+        // The words alone choose the first sentence (Nanjing, Yangtze, railway, bridge);
+        // the date says which event the sentence is about.
+        let dated = align(
+            "The railway deck of the Nanjing Yangtze River Bridge opened on 30 September 1968.",
+            bridge,
+        );
+        assert!(dated.passage.contains("1968年9月30日"), "{dated:?}");
+        assert_ne!(dated.support, Support::NotFound, "{dated:?}");
+        let undated = align(
+            "The railway deck of the Nanjing Yangtze River Bridge opened in 1968.",
+            bridge,
+        );
+        assert!(!undated.passage.contains("1968年9月30日"), "{undated:?}");
+        // In one language the words choose.
+        let same = align(
+            "南京长江大桥是长江上的铁路、公路两用桥梁，1968年9月30日正式开工。",
+            bridge,
+        );
+        assert!(same.passage.contains("1960年1月18日"), "{same:?}");
+    }
+
+    #[test]
+    fn a_number_binds_to_the_thing_it_is_said_of() {
+        let famine = "The eruption's fluorine poisoned the pastures and killed around 50% of \
+                      the island's cattle and 80% of its sheep.";
+        let swapped = align(
+            "The eruption's fluorine poisoned the pastures and killed around 50% of the \
+             island's sheep and 80% of its cattle.",
+            famine,
+        );
+        assert!(swapped.features.numbers_swapped, "{swapped:?}");
+        assert_ne!(swapped.support, Support::Supported, "{swapped:?}");
+        let right = align(
+            "The eruption's fluorine killed around 50% of the island's cattle and 80% of its \
+             sheep.",
+            famine,
+        );
+        assert!(!right.features.numbers_swapped, "{right:?}");
+        // Words before the numbers are said of them all: no swap is read.
+        let respectively = align(
+            "The island's sheep and cattle fell by 80% and 50% respectively.",
+            "The island's sheep and cattle fell by 80% and 50% respectively.",
+        );
+        assert!(!respectively.features.numbers_swapped, "{respectively:?}");
     }
 }

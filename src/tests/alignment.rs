@@ -44,21 +44,20 @@ fn the_held_out_part_measures_the_checker() {
         "held-out",
         include_str!("../../eval/citations/heldout.jsonl"),
     );
-    // Measured (2026-12-01, the eighteenth and nineteenth held-out parts, `cited
-    // check-citations eval/citations/heldout.jsonl`, once before and once after the change
-    // they judged, "words exchanged between two clauses, a clause joined from two
-    // sentences"): 400 pairs, accuracy 0.375, not checked 0.028, P(supported) 0.750 (6/8)
-    // before and 0.857 (6/7) after, P(unsupported) 0.854 (41/48), one correct
-    // cross-lingual citation called unsupported before and after (a partial English
-    // sentence whose passage the glosses found in the wrong sentence of a Chinese page).
-    // The targets are P(supported) 0.80, P(unsupported) 0.85, none accused, at most 0.40
-    // not checked: all but the third hold on these parts.
+    // Measured (2026-12-02, the twentieth held-out part, sealed before the change it
+    // judged, `cited check-citations eval/citations/heldout.jsonl`, once before and once
+    // after the change "across languages a date in full chooses the passage; a number
+    // binds to what follows its `of`"): 200 pairs, accuracy 0.430, not checked 0.010,
+    // P(supported) 0.833 (5/6), P(unsupported) 0.931 (27/29), no correct cross-lingual
+    // citation called unsupported, the same before and after. The targets are
+    // P(supported) 0.80, P(unsupported) 0.85, none accused, at most 0.40 not checked: all
+    // four hold. (On the eighteenth and nineteenth parts, before this change, one
+    // cross-lingual citation was accused; they are in the tuning part now.)
     let t = report.total;
-    assert!(t.pairs >= 400, "{} pairs", t.pairs);
-    assert!(
-        t.cross_lingual_accused <= 1,
-        "correct cross-lingual citations called unsupported: {}",
-        t.cross_lingual_accused
+    assert!(t.pairs >= 200, "{} pairs", t.pairs);
+    assert_eq!(
+        t.cross_lingual_accused, 0,
+        "correct cross-lingual citations called unsupported"
     );
     let share = t.not_checked_share().unwrap_or(1.0);
     assert!(share <= 0.4, "not checked: {share:.2}");
@@ -66,22 +65,23 @@ fn the_held_out_part_measures_the_checker() {
     assert!(unsupported >= 0.85, "P(unsupported) {unsupported:.2}");
     let supported = t.precision(Label::Supported).unwrap_or(0.0);
     assert!(supported >= 0.8, "P(supported) {supported:.2}");
-    assert!(t.accuracy().unwrap_or(0.0) >= 0.37);
+    assert!(t.accuracy().unwrap_or(0.0) >= 0.42);
 }
 
 #[test]
 fn the_tuning_part_and_the_first_set_stay_where_they_were_tuned() {
-    // Measured (2026-12-01): accuracy 0.421, P(supported) 0.956 (109/114), P(unsupported)
-    // 0.919 (443/482) over 3,691 pairs (the thresholds and rules were chosen here,
+    // Measured (2026-12-02): accuracy 0.417, P(supported) 0.958 (115/120), P(unsupported)
+    // 0.915 over 4,091 pairs (the thresholds and rules were chosen here,
     // `scripts/tune-citations.py`); no correct cross-lingual citation called unsupported
-    // (three before a reversal across languages stopped accusing, t-850 among them).
+    // (three before a reversal across languages stopped accusing, t-850 among them; t-3951
+    // before a date in full chose the passage across languages).
     // Accuracy fell from 0.494 (on the first 1,291) as names bound to other
     // words stopped accusing and 支持 came to need the sentence's neighbouring words
     // together in the passage (and, in Chinese, every word): a verdict is given where the
     // evidence holds, so what it cannot prove is "partial". The first set's accuracy 0.40
     // (it has no "not checked" label, and its partial pairs include contradictions).
     let tune = measured("tuning", include_str!("../../eval/citations/tune.jsonl"));
-    assert!(tune.total.pairs >= 3680, "{} pairs", tune.total.pairs);
+    assert!(tune.total.pairs >= 4090, "{} pairs", tune.total.pairs);
     assert_eq!(tune.total.cross_lingual_accused, 0);
     assert!(tune.total.precision(Label::Supported).unwrap_or(0.0) >= 0.9);
     assert!(tune.total.precision(Label::Unsupported).unwrap_or(0.0) >= 0.9);

@@ -2,6 +2,9 @@
 //! Chinese sentence's `150万` meets an English page's `1.5 million` and `三倍` meets `3`.
 
 use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use regex::Regex;
 
 /// English number words that stand for a number (not `one`: "one of the…").
 const WORDS: &[(&str, f64)] = &[
@@ -244,9 +247,66 @@ pub fn counted(text: &str) -> HashSet<(String, Kind)> {
     found
 }
 
+/// The dates `text` states in full, day, month and year, as `(year, month, day)`: "30
+/// September 1968", "September 30, 1968", "1968年9月30日". Across languages such a date is
+/// the surest sign of which event a passage is about.
+pub fn full_dates(text: &str) -> HashSet<(u32, u32, u32)> {
+    static PATTERNS: OnceLock<[Regex; 3]> = OnceLock::new();
+    let months =
+        "(January|February|March|April|May|June|July|August|September|October|November|December)";
+    let [day_first, month_first, chinese] = PATTERNS.get_or_init(|| {
+        [
+            format!(r"\b(\d{{1,2}})(?:st|nd|rd|th)? {months},? (\d{{4}})\b"),
+            format!(r"\b{months} (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b"),
+            r"(\d{4}) ?年 ?(\d{1,2}) ?月 ?(\d{1,2}) ?[日号]".to_string(),
+        ]
+        .map(|pattern| Regex::new(&pattern).expect("the date patterns are valid"))
+    });
+    let month = |name: &str| {
+        MONTHS
+            .iter()
+            .position(|m| m.eq_ignore_ascii_case(name))
+            .map(|i| i as u32 + 1)
+    };
+    let number = |text: &str| text.parse::<u32>().ok();
+    let mut found = HashSet::new();
+    for c in day_first.captures_iter(text) {
+        if let (Some(d), Some(m), Some(y)) = (number(&c[1]), month(&c[2]), number(&c[3])) {
+            found.insert((y, m, d));
+        }
+    }
+    for c in month_first.captures_iter(text) {
+        if let (Some(m), Some(d), Some(y)) = (month(&c[1]), number(&c[2]), number(&c[3])) {
+            found.insert((y, m, d));
+        }
+    }
+    for c in chinese.captures_iter(text) {
+        if let (Some(y), Some(m), Some(d)) = (number(&c[1]), number(&c[2]), number(&c[3])) {
+            found.insert((y, m, d));
+        }
+    }
+    found.retain(|&(_, m, d)| (1..=12).contains(&m) && (1..=31).contains(&d));
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_date_in_full_is_one_date_in_either_language() {
+        let date = HashSet::from([(1968, 9, 30)]);
+        assert_eq!(full_dates("The deck opened on 30 September 1968."), date);
+        assert_eq!(
+            full_dates("It opened on September 30th, 1968, at noon."),
+            date
+        );
+        assert_eq!(full_dates("1968年9月30日铁路桥通车。"), date);
+        // A month and a year, or a day without its year, are no full date.
+        assert!(full_dates("It opened in September 1968; on 30 September the deck.").is_empty());
+        assert!(full_dates("1968年9月铁路桥通车").is_empty());
+        assert!(full_dates("on 45 September 1968").is_empty());
+    }
 
     fn set(items: &[&str]) -> HashSet<String> {
         items.iter().map(|s| s.to_string()).collect()

@@ -84,6 +84,8 @@ pub struct Judged {
     pub verdict: Support,
     /// What the offline checker decided from.
     pub features: Option<Features>,
+    /// The passage the offline checker compared the sentence with.
+    pub passage: String,
 }
 
 /// The offline checker's verdict on every pair.
@@ -95,6 +97,7 @@ pub fn judge_lexical(pairs: &[Pair]) -> Vec<Judged> {
             Judged {
                 verdict: aligned.support,
                 features: Some(aligned.features),
+                passage: aligned.passage,
                 pair: pair.clone(),
             }
         })
@@ -153,6 +156,7 @@ pub fn explain_lines(judged: &[Judged]) -> Vec<String> {
                 "label": verdict_name(one.pair.label.level()),
                 "verdict": verdict_name(one.verdict),
                 "features": one.features,
+                "passage": one.passage,
             })
             .to_string()
         })
@@ -390,21 +394,25 @@ mod tests {
                 pair: pair("1", Label::Supported, "a"),
                 verdict: Support::Supported,
                 features: None,
+                passage: String::new(),
             },
             Judged {
                 pair: pair("2", Label::Unsupported, "a"),
                 verdict: Support::Supported,
                 features: None,
+                passage: String::new(),
             },
             Judged {
                 pair: pair("3", Label::Partial, "b"),
                 verdict: Support::NotChecked,
                 features: None,
+                passage: String::new(),
             },
             Judged {
                 pair: pair("4", Label::Unsupported, "b"),
                 verdict: Support::NotFound,
                 features: None,
+                passage: String::new(),
             },
         ];
         let report = report(&judged);
