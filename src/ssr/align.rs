@@ -1406,8 +1406,8 @@ fn matched_ranges(
 }
 
 /// The sentences of the source (`first..=last`, one or two neighbours) that match the
-/// claim's words best, by BM25 with the given word weights.
-/// Only windows `allowed` are weighed (none allowed: the first sentence).
+/// claim's words best, by BM25 with the given word weights, among the windows `allowed`
+/// (none allowed: the first sentence).
 fn best_window(
     claim: &[Word],
     weights: &[f64],

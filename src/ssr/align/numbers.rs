@@ -252,39 +252,29 @@ pub fn counted(text: &str) -> HashSet<(String, Kind)> {
 /// the surest sign of which event a passage is about.
 pub fn full_dates(text: &str) -> HashSet<(u32, u32, u32)> {
     static PATTERNS: OnceLock<[Regex; 3]> = OnceLock::new();
-    let months =
-        "(January|February|March|April|May|June|July|August|September|October|November|December)";
-    let [day_first, month_first, chinese] = PATTERNS.get_or_init(|| {
+    let month = "(?<m>January|February|March|April|May|June|July|August|September|October|November|December)";
+    let patterns = PATTERNS.get_or_init(|| {
         [
-            format!(r"\b(\d{{1,2}})(?:st|nd|rd|th)? {months},? (\d{{4}})\b"),
-            format!(r"\b{months} (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b"),
-            r"(\d{4}) ?年 ?(\d{1,2}) ?月 ?(\d{1,2}) ?[日号]".to_string(),
+            format!(r"\b(?<d>\d{{1,2}})(?:st|nd|rd|th)? {month},? (?<y>\d{{4}})\b"),
+            format!(r"\b{month} (?<d>\d{{1,2}})(?:st|nd|rd|th)?,? (?<y>\d{{4}})\b"),
+            r"(?<y>\d{4}) ?年 ?(?<m>\d{1,2}) ?月 ?(?<d>\d{1,2}) ?[日号]".to_string(),
         ]
         .map(|pattern| Regex::new(&pattern).expect("the date patterns are valid"))
     });
-    let month = |name: &str| {
-        MONTHS
-            .iter()
-            .position(|m| m.eq_ignore_ascii_case(name))
-            .map(|i| i as u32 + 1)
+    // A month by its number or its English name.
+    let month = |text: &str| {
+        text.parse::<u32>().ok().or_else(|| {
+            MONTHS
+                .iter()
+                .position(|m| m.eq_ignore_ascii_case(text))
+                .map(|i| i as u32 + 1)
+        })
     };
-    let number = |text: &str| text.parse::<u32>().ok();
-    let mut found = HashSet::new();
-    for c in day_first.captures_iter(text) {
-        if let (Some(d), Some(m), Some(y)) = (number(&c[1]), month(&c[2]), number(&c[3])) {
-            found.insert((y, m, d));
-        }
-    }
-    for c in month_first.captures_iter(text) {
-        if let (Some(m), Some(d), Some(y)) = (month(&c[1]), number(&c[2]), number(&c[3])) {
-            found.insert((y, m, d));
-        }
-    }
-    for c in chinese.captures_iter(text) {
-        if let (Some(y), Some(m), Some(d)) = (number(&c[1]), number(&c[2]), number(&c[3])) {
-            found.insert((y, m, d));
-        }
-    }
+    let mut found: HashSet<(u32, u32, u32)> = patterns
+        .iter()
+        .flat_map(|pattern| pattern.captures_iter(text))
+        .filter_map(|c| Some((c["y"].parse().ok()?, month(&c["m"])?, c["d"].parse().ok()?)))
+        .collect();
     found.retain(|&(_, m, d)| (1..=12).contains(&m) && (1..=31).contains(&d));
     found
 }
